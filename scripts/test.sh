@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, types, Python tests (real nvcc, real LSP clients), extension tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+echo "== ruff"; .venv/bin/ruff check server tests benchmarks calibration
+echo "== mypy --strict server/"; .venv/bin/mypy --strict server/
+echo "== pytest"; .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -1,0 +1,68 @@
+"""What the model consumes: the dynamic work of one thread for one concrete launch.
+
+`flipflop.analysis` turns a kernel's IR into `KernelFeatures`; `KernelFeatures.work(shape, params)`
+evaluates the (block-shape-dependent, parameter-dependent) counts into a `ThreadWork`, which is
+all the performance and power model reads. Every count is per launched thread, averaged over all
+launched threads of the launch (idle threads included), so totals are `count × shape.threads`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+AccessPattern = Literal["coalesced", "strided", "uniform", "indirect", "unknown"]
+MemorySpace = Literal["global", "shared", "local", "const", "param", "tex", "generic"]
+
+
+@dataclass(frozen=True)
+class SiteWork:
+    """One memory-access site's share of the work, for explaining where bytes come from."""
+
+    space: MemorySpace
+    is_store: bool
+    pattern: AccessPattern
+    lines: tuple[int, ...]  # CUDA source lines (from .loc)
+    accesses: float  # per thread
+    bytes_requested: float  # per thread
+    sectors: float  # 32-byte DRAM/L2 sectors per thread after coalescing (global/local)
+    bank_conflict_degree: float  # shared memory: wavefronts per warp request (1 = conflict-free)
+    stride_bytes: int | None = None  # lane-to-lane stride when known
+
+
+@dataclass(frozen=True)
+class ThreadWork:
+    """Per-thread dynamic counts for one launch (averages over every launched thread)."""
+
+    instructions: float  # all issued instructions
+    fp32_flops: float  # fma counts 2
+    fp64_flops: float
+    fp16_flops: float  # packed half2/bfloat162 count per lane-element
+    int_ops: float
+    conversions: float
+    sfu_ops: float
+    tensor_flops: float  # mma/wmma/wgmma, per thread share of the warp's (or warpgroup's) FLOPs
+    global_load_bytes: float  # requested by the thread
+    global_store_bytes: float
+    global_load_sectors: float  # 32-byte sectors after coalescing
+    global_store_sectors: float
+    local_bytes: float  # local memory (spills, runtime-indexed arrays)
+    shared_accesses: float
+    shared_wavefronts: float  # conflict-weighted shared accesses (accesses × degree)
+    atomics: float
+    barriers: float
+    shuffles: float
+    branches: float
+    divergent_branches: float
+    active_fraction: float  # fraction of launched threads that do the guarded main work
+    async_copy_bytes: float = 0.0  # cp.async / TMA bytes
+    sites: tuple[SiteWork, ...] = ()
+
+    @property
+    def flops(self) -> float:
+        return self.fp32_flops + self.fp64_flops + self.fp16_flops + self.tensor_flops
+
+    @property
+    def dram_bytes(self) -> float:
+        """Bytes moved between SM and memory: 32-byte sectors of global and local traffic."""
+        return 32.0 * (self.global_load_sectors + self.global_store_sectors) + self.local_bytes
