@@ -57,6 +57,8 @@ class ThreadWork:
     active_fraction: float  # fraction of launched threads that do the guarded main work
     async_copy_bytes: float = 0.0  # cp.async / TMA bytes
     sites: tuple[SiteWork, ...] = ()
+    idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
+    divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
 
     @property
     def flops(self) -> float:

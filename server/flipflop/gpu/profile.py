@@ -28,7 +28,8 @@ class OccupancyLimits:
     smem_allocation_unit_bytes: int
     reserved_smem_per_block_bytes: int
     smem_carveouts_kb: tuple[int, ...]  # supported shared-memory carveout sizes
-    max_barriers_per_sm: int | None = None
+    max_barriers_per_sm: int | None = None  # None: the header applies no barrier limit (cc < 9)
+    smem_per_block_bytes: int = 48 * 1024  # default per-block limit without the opt-in attribute
 
 
 @dataclass(frozen=True)
@@ -86,4 +87,8 @@ class GpuProfile:
     dvfs_points: tuple[tuple[float, float], ...]
     launch_overhead_s: float
     dram_latency_cycles: float
+    # Published peak DRAM bandwidth; `memory_bandwidth_gbs` is the achievable part of it.
+    dram_peak_bandwidth_gbs: float = 0.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+    # "spec" | "derived" | "measured" by dotted field name, like `sources`.
+    kinds: dict[str, str] = field(default_factory=dict, compare=False)

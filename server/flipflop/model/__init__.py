@@ -1,0 +1,31 @@
+"""Performance, power and energy model: one prediction per launch configuration and power limit.
+
+See docs/model.md for every equation and constant.
+"""
+
+from flipflop.model.candidates import candidate_blocks, power_limit_candidates
+from flipflop.model.predict import (
+    Breakdown,
+    PowerBreakdown,
+    Prediction,
+    PreparedLaunch,
+    TimeBreakdown,
+    UnlaunchableConfig,
+    predict,
+    predict_prepared,
+    prepare_launch,
+)
+
+__all__ = [
+    "Breakdown",
+    "PowerBreakdown",
+    "Prediction",
+    "PreparedLaunch",
+    "TimeBreakdown",
+    "UnlaunchableConfig",
+    "candidate_blocks",
+    "power_limit_candidates",
+    "predict",
+    "predict_prepared",
+    "prepare_launch",
+]

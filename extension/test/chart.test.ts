@@ -1,0 +1,157 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+  axisTicks,
+  escapeXml,
+  formatBlock,
+  formatJoules,
+  formatSeconds,
+  layoutChart,
+  parseKernelChart,
+  renderChartSvg,
+  type KernelChart,
+} from '../src/chart';
+import { chartHtml, chartSummary } from '../src/chartPage';
+
+// Shaped like the server's answer for a memory-bound kernel: small blocks idle the SMs, large
+// blocks waste power at the guard.
+function sampleChart(): KernelChart {
+  const raw = {
+    kernel: 'void scale<float>(float*, int)',
+    gpu: { id: 'rtx3070', name: 'NVIDIA GeForce RTX 3070' },
+    points: [
+      { block: [32, 1, 1], power_limit_w: null, time_s: 4.0e-4, power_w: 120, energy_j: 0.048, pareto: false },
+      { block: [64, 1, 1], power_limit_w: null, time_s: 2.2e-4, power_w: 150, energy_j: 0.033, pareto: false },
+      { block: [128, 1, 1], power_limit_w: null, time_s: 1.6e-4, power_w: 160, energy_j: 0.0256, pareto: true },
+      { block: [256, 1, 1], power_limit_w: null, time_s: 1.5e-4, power_w: 180, energy_j: 0.027, pareto: true },
+      { block: [512, 1, 1], power_limit_w: null, time_s: 1.45e-4, power_w: 200, energy_j: 0.029, pareto: true },
+      { block: [1024, 1, 1], power_limit_w: null, time_s: 1.5e-4, power_w: 210, energy_j: 0.0315, pareto: false },
+    ],
+    current: { block: [1024, 1, 1], time_s: 1.5e-4, energy_j: 0.0315 },
+    heuristic: { block: [1024, 1, 1], time_s: 1.5e-4, energy_j: 0.0315 },
+    recommendation: { block: [128, 1, 1], time_s: 1.6e-4, energy_j: 0.0256, power_limit_w: null },
+  };
+  const parsed = parseKernelChart(raw);
+  assert.ok(parsed.ok && parsed.value !== null);
+  return parsed.value;
+}
+
+describe('parseKernelChart', () => {
+  it('accepts null as "no kernel here"', () => {
+    assert.deepEqual(parseKernelChart(null), { ok: true, value: null });
+  });
+
+  it('rejects malformed answers with a reason', () => {
+    const bad = [
+      42,
+      { gpu: { id: 'x' }, points: [] },
+      { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [0], time_s: 1, energy_j: 1 }] },
+      { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [32], time_s: -1, energy_j: 1 }] },
+      { kernel: 'k', gpu: { id: 'x' }, points: [] },
+      { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [32], time_s: 1, energy_j: 1 }] },
+    ];
+    for (const value of bad) {
+      const parsed = parseKernelChart(value);
+      assert.equal(parsed.ok, false, JSON.stringify(value));
+    }
+  });
+
+  it('pads short block shapes and derives a missing power', () => {
+    const chart = sampleChart();
+    assert.deepEqual(chart.points[0].block, [32, 1, 1]);
+    const parsed = parseKernelChart({
+      kernel: 'k', gpu: { id: 'g' }, current: null,
+      points: [{ block: [16, 16], time_s: 2, energy_j: 10, pareto: true }],
+      heuristic: { block: [256], time_s: 2, energy_j: 10 },
+      recommendation: { block: [16, 16], time_s: 2, energy_j: 10 },
+    });
+    assert.ok(parsed.ok && parsed.value !== null);
+    assert.deepEqual(parsed.value.points[0].block, [16, 16, 1]);
+    assert.equal(parsed.value.points[0].power_w, 5);
+    assert.equal(parsed.value.gpu.name, 'g');
+  });
+});
+
+describe('layoutChart', () => {
+  const chart = sampleChart();
+  const layout = layoutChart(chart, 720, 440);
+
+  it('keeps every point and marker inside the plot area', () => {
+    const { left, right, top, bottom } = layout.plot;
+    const markers = [layout.heuristic, layout.recommendation, layout.current!];
+    for (const { x, y } of [...layout.points, ...markers]) {
+      assert.ok(x >= left && x <= right, `x=${x}`);
+      assert.ok(y >= top && y <= bottom, `y=${y}`);
+    }
+  });
+
+  it('puts faster configurations left and cheaper ones lower', () => {
+    const byBlock = (b: number) => layout.points.find((p) => p.point.block[0] === b)!;
+    assert.ok(byBlock(512).x < byBlock(128).x); // 0.145 ms vs 0.16 ms
+    assert.ok(byBlock(32).x > byBlock(64).x);
+    assert.ok(byBlock(128).y > byBlock(32).y); // 25.6 mJ is lower on screen (larger y) than 48 mJ
+  });
+
+  it('orders the Pareto front by time and marks the choices where their points are', () => {
+    assert.deepEqual(layout.front.map((p) => p.point.block[0]), [512, 256, 128]);
+    const rec = layout.points.find((p) => p.point.block[0] === 128)!;
+    assert.deepEqual([layout.recommendation.x, layout.recommendation.y], [rec.x, rec.y]);
+    assert.equal(layout.current!.label, 'current 1024');
+    assert.equal(layout.heuristic.label, 'NVIDIA heuristic 1024');
+  });
+
+  it('switches to a log axis when values span more than a factor of eight', () => {
+    assert.equal(layout.xAxis.log, false);
+    const wide = sampleChart();
+    wide.points[0] = { ...wide.points[0], time_s: 5e-2 };
+    assert.equal(layoutChart(wide).xAxis.log, true);
+  });
+
+  it('labels ticks inside the axis range in increasing order', () => {
+    for (const ticks of [layout.xTicks, layout.yTicks]) {
+      assert.ok(ticks.length >= 3);
+      const values = ticks.map((t) => t.value);
+      assert.deepEqual([...values].sort((a, b) => a - b), values);
+    }
+    const logAxis = { min: 1e-5, max: 2e-3, log: true, from: 0, to: 100 };
+    assert.deepEqual(axisTicks(logAxis, String).map((t) => t.value).slice(0, 3), [1e-5, 2e-5, 5e-5]);
+  });
+});
+
+describe('renderChartSvg and chartHtml', () => {
+  it('draws one circle per configuration and escapes template names', () => {
+    const svg = renderChartSvg(sampleChart());
+    assert.equal((svg.match(/<circle class="point"/g) ?? []).length, 3);
+    assert.equal((svg.match(/<circle class="pareto"/g) ?? []).length, 3);
+    assert.match(svg, /class="front" d="M[^"]+ L[^"]+ L[^"]+"/);
+    assert.match(svg, /scale&lt;float&gt;/);
+    assert.doesNotMatch(svg, /scale<float>/);
+  });
+
+  it('runs no script and states the saving against the current launch and the heuristic', () => {
+    const chart = sampleChart();
+    const html = chartHtml(chart, 'vscode-resource:');
+    assert.doesNotMatch(html, /<script/);
+    assert.match(html, /default-src 'none'/);
+    assert.equal(
+      chartSummary(chart),
+      'Recommended block 128: 160 µs, 25.6 mJ per launch, saves 18.7 % energy against the current 1024, ' +
+        "18.7 % against NVIDIA's occupancy heuristic 1024.",
+    );
+  });
+});
+
+describe('formatting', () => {
+  it('chooses readable units', () => {
+    assert.equal(formatSeconds(1.5e-4), '150 µs');
+    assert.equal(formatSeconds(2.5), '2.50 s');
+    assert.equal(formatSeconds(0.0123), '12.3 ms');
+    assert.equal(formatJoules(0.0256), '25.6 mJ');
+    assert.equal(formatJoules(3), '3.00 J');
+    assert.equal(formatBlock([256, 1, 1]), '256');
+    assert.equal(formatBlock([16, 16, 1]), '16×16');
+    assert.equal(formatBlock([8, 8, 4]), '8×8×4');
+    assert.equal(escapeXml(`<a href="x">'&'</a>`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+  });
+});

@@ -1,0 +1,307 @@
+"""The advisor: evaluate every candidate configuration, keep the Pareto front, recommend one.
+
+The recommendation is the lowest predicted energy among configurations within `slack` of the
+fastest (DESIGN §3); it is compared with the current launch and with NVIDIA's occupancy
+heuristic (`cudaOccupancyMaxPotentialBlockSize`), the baseline to beat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from flipflop.advice.drivers import Driver, energy_drivers
+from flipflop.advice.pareto import pareto_flags
+from flipflop.analysis.work import ThreadWork
+from flipflop.gpu.occupancy import max_potential_block_size
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import Dim3, LaunchShape, ProblemSize, volume
+from flipflop.model import (
+    Prediction,
+    PreparedLaunch,
+    UnlaunchableConfig,
+    candidate_blocks,
+    power_limit_candidates,
+    predict_prepared,
+    prepare_launch,
+)
+from flipflop.resources import Resources
+
+# Power limits swept with `power_limits=True` (DESIGN §2 `--power-limits`).
+POWER_LIMIT_COUNT = 10
+
+
+class NoLaunchableConfig(ValueError):
+    """Not one candidate block shape can run with this kernel's resources."""
+
+
+@dataclass(frozen=True)
+class Excluded:
+    block: Dim3
+    reason: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    block: Dim3
+    power_limit_w: float | None
+    time_s: float
+    power_w: float
+    energy_j: float
+    energy_saving_vs_current: float | None  # 1 − E_rec / E_current
+    energy_saving_vs_occupancy_heuristic: float | None  # 1 − E_rec / E_heuristic
+    slowdown_vs_fastest: float  # T_rec / T_fastest − 1
+    reasons: tuple[str, ...]
+    prediction: Prediction
+
+
+@dataclass(frozen=True)
+class Advice:
+    predictions: tuple[Prediction, ...]  # every evaluated configuration, `pareto` set
+    front: tuple[Prediction, ...]  # the Pareto front, fastest first
+    recommendation: Recommendation
+    fastest: Prediction
+    heuristic: Prediction | None  # NVIDIA's occupancy choice at the default power limit
+    current: Prediction | None  # the launch as written, at the default power limit
+    recommended_set: tuple[Prediction, ...]  # every configuration within `slack` of the fastest
+    drivers: tuple[Driver, ...]  # energy drivers of the current launch (else the baseline)
+    excluded: tuple[Excluded, ...]  # candidate shapes that cannot run, with the reason
+    slack: float
+
+    @property
+    def search_space_reduction(self) -> float:
+        """1 − |recommended set| / |evaluated configurations| (DESIGN §3)."""
+        return 1.0 - len(self.recommended_set) / len(self.predictions)
+
+
+@dataclass(frozen=True)
+class _Evaluated:
+    prepared: PreparedLaunch
+    work: ThreadWork
+
+
+def advise(
+    profile: GpuProfile,
+    resources: Resources,
+    work_for: Callable[[LaunchShape], ThreadWork],
+    problem: ProblemSize,
+    *,
+    two_d: bool = False,
+    three_d: bool = False,
+    current_block: Dim3 | None = None,
+    blocks: Sequence[Dim3] | None = None,
+    power_limits: bool = False,
+    slack: float = 0.05,
+    dynamic_smem_bytes: int = 0,
+    block_limit: int | None = None,
+) -> Advice:
+    """Predict every candidate (block shape × power limit) and recommend one."""
+    if slack < 0.0:
+        raise ValueError(f"slack must be a non-negative fraction, got {slack}")
+    if block_limit is not None and block_limit < 1:
+        raise ValueError(f"block limit must be positive, got {block_limit}")
+    if blocks is not None:
+        shapes = tuple(dict.fromkeys(blocks))
+    else:
+        include = () if current_block is None else (current_block,)
+        shapes = candidate_blocks(profile, two_d=two_d, three_d=three_d, include=include)
+
+    def evaluate(block: Dim3) -> _Evaluated | Excluded:
+        if block_limit is not None and volume(block) > block_limit:
+            return Excluded(block, f"{volume(block)} threads exceed the launch bound {block_limit}")
+        shape = LaunchShape(block, problem.grid_for(block), dynamic_smem_bytes)
+        work = work_for(shape)
+        try:
+            return _Evaluated(prepare_launch(profile, resources, work, shape), work)
+        except UnlaunchableConfig as error:
+            return Excluded(block, str(error))
+
+    outcomes = {block: evaluate(block) for block in shapes}
+    launchable = {b: o for b, o in outcomes.items() if isinstance(o, _Evaluated)}
+    excluded = tuple(o for o in outcomes.values() if isinstance(o, Excluded))
+    if not launchable:
+        reasons = "; ".join(f"{_shape(e.block)}: {e.reason}" for e in excluded[:3])
+        raise NoLaunchableConfig(f"no candidate block shape can launch ({reasons})")
+
+    limits: tuple[float | None, ...] = (None,)
+    if power_limits:
+        swept = power_limit_candidates(profile, POWER_LIMIT_COUNT)
+        limits += tuple(limit for limit in swept if limit != profile.tdp_w)
+    raw = [
+        predict_prepared(profile, evaluated.prepared, limit)
+        for evaluated in launchable.values()
+        for limit in limits
+    ]
+    flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
+    predictions = tuple(replace(p, pareto=flag) for p, flag in zip(raw, flags, strict=True))
+
+    fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
+    within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))
+    chosen = min(within, key=lambda p: (p.energy_j, p.time_s))
+    default_limit = {p.block: p for p in predictions if p.power_limit_w is None}
+
+    heuristic = _heuristic(
+        profile, resources, work_for, problem, dynamic_smem_bytes, block_limit, default_limit
+    )
+    current = _at_default_limit(
+        profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
+    )
+    subject_block = next(
+        (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
+        chosen.block,
+    )
+    subject = launchable[subject_block]
+    drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block])
+    return Advice(
+        predictions=predictions,
+        front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
+        recommendation=_recommend(chosen, fastest, within, heuristic, current, slack),
+        fastest=fastest,
+        heuristic=heuristic,
+        current=current,
+        recommended_set=within,
+        drivers=drivers,
+        excluded=excluded,
+        slack=slack,
+    )
+
+
+def _predict_at(
+    profile: GpuProfile,
+    resources: Resources,
+    work_for: Callable[[LaunchShape], ThreadWork],
+    problem: ProblemSize,
+    dynamic_smem_bytes: int,
+    block: Dim3,
+) -> Prediction | None:
+    shape = LaunchShape(block, problem.grid_for(block), dynamic_smem_bytes)
+    try:
+        prepared = prepare_launch(profile, resources, work_for(shape), shape)
+    except UnlaunchableConfig:
+        return None
+    return predict_prepared(profile, prepared)
+
+
+def _heuristic(
+    profile: GpuProfile,
+    resources: Resources,
+    work_for: Callable[[LaunchShape], ThreadWork],
+    problem: ProblemSize,
+    dynamic_smem_bytes: int,
+    block_limit: int | None,
+    evaluated: dict[Dim3, Prediction],
+) -> Prediction | None:
+    """The block NVIDIA's occupancy heuristic picks, as a 1-D block of that many threads."""
+    size, _ = max_potential_block_size(
+        profile,
+        registers=resources.registers,
+        static_smem_bytes=resources.static_smem_bytes,
+        dynamic_smem_bytes=dynamic_smem_bytes,
+        block_size_limit=block_limit or 0,
+    )
+    if size <= 0:
+        return None
+    return _at_default_limit(
+        profile, resources, work_for, problem, dynamic_smem_bytes, (size, 1, 1), evaluated
+    )
+
+
+def _at_default_limit(
+    profile: GpuProfile,
+    resources: Resources,
+    work_for: Callable[[LaunchShape], ThreadWork],
+    problem: ProblemSize,
+    dynamic_smem_bytes: int,
+    block: Dim3 | None,
+    evaluated: dict[Dim3, Prediction],
+) -> Prediction | None:
+    """The prediction at `block` and the default power limit, reusing the sweep's when present."""
+    if block is None:
+        return None
+    if block in evaluated:
+        return evaluated[block]
+    return _predict_at(profile, resources, work_for, problem, dynamic_smem_bytes, block)
+
+
+def _saving(chosen: Prediction, other: Prediction | None) -> float | None:
+    if other is None or other.energy_j <= 0.0:
+        return None
+    return 1.0 - chosen.energy_j / other.energy_j
+
+
+def _recommend(
+    chosen: Prediction,
+    fastest: Prediction,
+    within: tuple[Prediction, ...],
+    heuristic: Prediction | None,
+    current: Prediction | None,
+    slack: float,
+) -> Recommendation:
+    slowdown = chosen.time_s / fastest.time_s - 1.0
+    vs_heuristic = _saving(chosen, heuristic)
+    vs_current = _saving(chosen, current)
+    reasons = [
+        f"Lowest predicted energy among the {len(within)} configurations within {slack:.0%} of "
+        f"the fastest ({_config(fastest)}, {_seconds(fastest.time_s)})."
+        if chosen is not fastest
+        else f"The fastest configuration is also the lowest in energy within {slack:.0%} of it.",
+        f"{chosen.bound.capitalize()}-bound at {chosen.occupancy:.0%} occupancy "
+        f"({_count(chosen.active_blocks_per_sm, 'block')}/SM, limited by {chosen.limiter}), "
+        f"{_count(chosen.waves, 'wave')}.",
+    ]
+    if chosen.power_limit_w is not None:
+        reasons.append(
+            f"A {chosen.power_limit_w:.0f} W power limit lowers the clock to "
+            f"{chosen.clock_mhz:.0f} MHz and the power to {chosen.power_w:.0f} W for a "
+            f"{slowdown:.1%} slowdown."
+        )
+    if heuristic is not None and vs_heuristic is not None:
+        reasons.append(
+            f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
+            f"(block {_shape(heuristic.block)}, {heuristic.occupancy:.0%} occupancy)."
+        )
+    if current is not None and vs_current is not None:
+        reasons.append(
+            f"{_relative(vs_current)} the current launch (block {_shape(current.block)})."
+        )
+    return Recommendation(
+        block=chosen.block,
+        power_limit_w=chosen.power_limit_w,
+        time_s=chosen.time_s,
+        power_w=chosen.power_w,
+        energy_j=chosen.energy_j,
+        energy_saving_vs_current=vs_current,
+        energy_saving_vs_occupancy_heuristic=vs_heuristic,
+        slowdown_vs_fastest=slowdown,
+        reasons=tuple(reasons),
+        prediction=chosen,
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _relative(saving: float) -> str:
+    if abs(saving) < 0.005:
+        return "Same predicted energy as"
+    if saving > 0.0:
+        return f"{saving:.0%} less energy than"
+    return f"{-saving:.0%} more energy than"
+
+
+def _shape(block: Dim3) -> str:
+    x, y, z = block
+    return str(x) if y == z == 1 else (f"{x}x{y}" if z == 1 else f"{x}x{y}x{z}")
+
+
+def _config(prediction: Prediction) -> str:
+    limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
+    return f"block {_shape(prediction.block)}{limit}"
+
+
+def _seconds(value: float) -> str:
+    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"

@@ -1,0 +1,319 @@
+"""What the energy of one configuration goes to, ranked, with the source lines responsible.
+
+A driver's `share` estimates the fraction of the launch's energy it accounts for (docs/model.md
+§Drivers); the message states the concrete fact behind it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import volume
+from flipflop.model.constants import SECTOR_BYTES
+from flipflop.model.predict import Prediction
+from flipflop.resources import Resources
+
+DRIVER_KINDS = (
+    "memory_traffic",
+    "coalescing",
+    "bank_conflicts",
+    "occupancy_limiter",
+    "tail_effect",
+    "idle_lanes",
+    "divergence",
+    "spills",
+    "compute",
+    "launch_overhead",
+)
+# Drivers below this share are noise next to the model's own error.
+_MIN_SHARE = 0.01
+_GLOBAL_SPACES = frozenset({"global", "generic", "tex"})
+_ARITHMETIC_UNITS = ("fp32", "fp64", "fp16", "int", "sfu", "tensor", "issue")
+
+
+@dataclass(frozen=True)
+class Driver:
+    kind: str  # one of DRIVER_KINDS
+    share: float  # estimated fraction of the launch's energy, 0..1
+    message: str
+    lines: tuple[int, ...]
+
+
+def energy_drivers(
+    profile: GpuProfile, resources: Resources, work: ThreadWork, prediction: Prediction
+) -> tuple[Driver, ...]:
+    """Every driver that accounts for at least 1% of the energy, largest share first."""
+    found = [
+        *_memory_traffic(work, prediction),
+        *_coalescing(work, prediction),
+        *_bank_conflicts(work, prediction),
+        *_occupancy_limiter(resources, prediction),
+        *_tail_effect(profile, prediction),
+        *_idle_lanes(work, prediction),
+        *_divergence(work, prediction),
+        *_spills(resources, work, prediction),
+        *_compute(prediction),
+        *_launch_overhead(prediction),
+    ]
+    kept = [driver for driver in found if driver.share >= _MIN_SHARE]
+    return tuple(sorted(kept, key=lambda driver: -driver.share))
+
+
+def _total_w(prediction: Prediction) -> float:
+    return max(prediction.breakdown.power.total_w, 1e-12)
+
+
+def _memory_share(prediction: Prediction) -> float:
+    power = prediction.breakdown.power
+    return (power.dram_w + dict(power.dynamic_w).get("l2", 0.0)) / _total_w(prediction)
+
+
+def _per_second_share(prediction: Prediction) -> float:
+    """Share of energy paid per second of runtime (idle, constant, static): what time costs."""
+    power = prediction.breakdown.power
+    return (power.idle_w + power.constant_w + power.static_w) / _total_w(prediction)
+
+
+def _global_sites(work: ThreadWork) -> list[SiteWork]:
+    return [site for site in work.sites if site.space in _GLOBAL_SPACES]
+
+
+def _lines_of(sites: list[SiteWork]) -> tuple[int, ...]:
+    return tuple(sorted({line for site in sites for line in site.lines}))
+
+
+def _at_lines(lines: tuple[int, ...]) -> str:
+    if not lines:
+        return ""
+    if len(lines) == 1:
+        return f" at line {lines[0]}"
+    return " at lines " + ", ".join(str(line) for line in lines)
+
+
+def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    total_bytes = prediction.breakdown.dram_bytes
+    if total_bytes <= 0.0:
+        return []
+    share = _memory_share(prediction)
+    return [
+        Driver(
+            kind="memory_traffic",
+            share=share,
+            message=(
+                f"global memory traffic: {_bytes(total_bytes)} ({work.dram_bytes:.0f} B/thread), "
+                f"{share:.0%} of energy"
+            ),
+            lines=_lines_of(_global_sites(work)),
+        )
+    ]
+
+
+def _coalescing(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    sector_total = work.global_load_sectors + work.global_store_sectors
+    if sector_total <= 0.0:
+        return []
+    drivers = []
+    for site in _global_sites(work):
+        ideal = site.bytes_requested / SECTOR_BYTES
+        excess = site.sectors - ideal
+        if site.pattern in ("coalesced", "uniform") or excess <= 0.0:
+            continue
+        of_bytes = min(1.0, site.sectors / sector_total)
+        stride = "" if site.stride_bytes is None else f" (stride {site.stride_bytes} B)"
+        kind = "stores" if site.is_store else "loads"
+        drivers.append(
+            Driver(
+                kind="coalescing",
+                share=_memory_share(prediction) * min(1.0, excess / sector_total),
+                message=(
+                    f"{site.pattern} {kind}{stride}{_at_lines(site.lines)}: "
+                    f"{of_bytes:.0%} of DRAM bytes, {site.sectors / max(ideal, 1e-12):.1f}× "
+                    f"the sectors of a coalesced access"
+                ),
+                lines=site.lines,
+            )
+        )
+    return drivers
+
+
+def _bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    if work.shared_wavefronts <= 0.0:
+        return []
+    power = prediction.breakdown.power
+    shared_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
+    if prediction.bound == "shared":
+        shared_share += _per_second_share(prediction)
+    drivers = []
+    for site in work.sites:
+        degree = site.bank_conflict_degree
+        if site.space != "shared" or degree <= 1.0:
+            continue
+        excess = site.accesses * (degree - 1.0) / work.shared_wavefronts
+        kind = "stores" if site.is_store else "loads"
+        drivers.append(
+            Driver(
+                kind="bank_conflicts",
+                share=shared_share * min(1.0, excess),
+                message=f"{degree:.0f}-way bank conflicts in shared-memory {kind}"
+                f"{_at_lines(site.lines)}",
+                lines=site.lines,
+            )
+        )
+    return drivers
+
+
+def _occupancy_limiter(resources: Resources, prediction: Prediction) -> list[Driver]:
+    if prediction.limiter == "warps" or prediction.occupancy >= 1.0:
+        return []
+    time = prediction.breakdown.time
+    throughput_s = max(time.dram_s, time.shared_s, max((s for _, s in time.compute_s), default=0.0))
+    hidden = max(0.0, 1.0 - (throughput_s + time.launch_s) / prediction.time_s)
+    cause = {
+        "registers": f"registers ({resources.registers}/thread)",
+        "shared_memory": f"shared memory ({resources.static_smem_bytes} B static per block)",
+        "blocks": f"the resident-block limit with {volume(prediction.block)}-thread blocks",
+        "barriers": "the per-SM barrier limit",
+    }.get(prediction.limiter, prediction.limiter)
+    return [
+        Driver(
+            kind="occupancy_limiter",
+            share=_per_second_share(prediction) * hidden if prediction.bound == "latency" else 0.0,
+            message=f"{cause} cap occupancy at {prediction.occupancy:.0%}",
+            lines=(),
+        )
+    ]
+
+
+def _tail_effect(profile: GpuProfile, prediction: Prediction) -> list[Driver]:
+    breakdown = prediction.breakdown
+    if breakdown.time.tail_s <= 0.0:
+        return []
+    idle_sms = breakdown.idle_sms_last_wave
+    if prediction.active_blocks_per_sm == 1:
+        leaves = f"leaves {idle_sms / profile.sms:.0%} of SMs idle"
+    elif idle_sms > 0:
+        leaves = (
+            f"fills {breakdown.last_wave_fill:.0%} of the block slots and leaves "
+            f"{idle_sms / profile.sms:.0%} of SMs idle"
+        )
+    else:
+        leaves = f"fills {breakdown.last_wave_fill:.0%} of the block slots"
+    return [
+        Driver(
+            kind="tail_effect",
+            share=_per_second_share(prediction) * breakdown.time.tail_s / prediction.time_s,
+            message=f"{breakdown.wave_fraction:.1f} waves: last wave {leaves}",
+            lines=(),
+        )
+    ]
+
+
+def _idle_lanes(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    threads = volume(prediction.block)
+    working = min(1.0, max(work.active_fraction, 0.0)) * prediction.breakdown.lane_efficiency
+    if working >= 1.0:
+        return []
+    idle = round((1.0 - work.active_fraction) * threads)
+    power = prediction.breakdown.power
+    holding = (power.static_w + dict(power.dynamic_w).get("issue", 0.0)) / _total_w(prediction)
+    if idle > 0:
+        message = f"{idle} of {threads} threads idle{_at_lines(work.idle_lines)} but draw power"
+    else:
+        message = f"{threads}-thread blocks leave lanes of their last warp empty"
+    return [
+        Driver(
+            kind="idle_lanes",
+            share=holding * (1.0 - working),
+            message=message,
+            lines=work.idle_lines,
+        )
+    ]
+
+
+def _divergence(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    if work.divergent_branches <= 0.0 or work.branches <= 0.0:
+        return []
+    fraction = min(1.0, work.divergent_branches / work.branches)
+    issue = dict(prediction.breakdown.power.dynamic_w).get("issue", 0.0) / _total_w(prediction)
+    # A two-way divergent branch runs both paths with about half the lanes masked each time.
+    return [
+        Driver(
+            kind="divergence",
+            share=issue * fraction * 0.5,
+            message=f"{fraction:.0%} of branches diverge within a warp"
+            f"{_at_lines(work.divergence_lines)}",
+            lines=work.divergence_lines,
+        )
+    ]
+
+
+def _spills(resources: Resources, work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    if not resources.spills and work.local_bytes <= 0.0:
+        return []
+    of_traffic = work.local_bytes / work.dram_bytes if work.dram_bytes > 0.0 else 0.0
+    local_sites = [site for site in work.sites if site.space == "local"]
+    return [
+        Driver(
+            kind="spills",
+            share=_memory_share(prediction) * of_traffic,
+            message=(
+                f"register spills: {resources.spill_store_bytes} B stored and "
+                f"{resources.spill_load_bytes} B loaded per thread in local memory"
+                f" ({of_traffic:.0%} of DRAM bytes)"
+            ),
+            lines=_lines_of(local_sites),
+        )
+    ]
+
+
+def _compute(prediction: Prediction) -> list[Driver]:
+    dynamic = dict(prediction.breakdown.power.dynamic_w)
+    by_unit = {unit: dynamic.get(unit, 0.0) for unit in _ARITHMETIC_UNITS}
+    total = sum(by_unit.values())
+    if total <= 0.0:
+        return []
+    top = max((unit for unit in by_unit if unit != "issue"), key=lambda unit: by_unit[unit])
+    share = total / _total_w(prediction)
+    label = f"{top} arithmetic" if by_unit[top] > 0.0 else "instruction issue"
+    return [
+        Driver(
+            kind="compute",
+            share=share,
+            message=f"{label} and instruction issue: {share:.0%} of energy",
+            lines=(),
+        )
+    ]
+
+
+def _launch_overhead(prediction: Prediction) -> list[Driver]:
+    launch_s = prediction.breakdown.time.launch_s
+    if launch_s <= 0.0:
+        return []
+    of_time = launch_s / prediction.time_s
+    return [
+        Driver(
+            kind="launch_overhead",
+            share=_per_second_share(prediction) * of_time,
+            message=(
+                f"launch overhead is {of_time:.0%} of the {_seconds(prediction.time_s)} run: "
+                f"more work per launch amortizes it"
+            ),
+            lines=(),
+        )
+    ]
+
+
+def _bytes(count: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count:.0f} B"
+
+
+def _seconds(value: float) -> str:
+    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value * 1e9:.3g} ns"

@@ -1,0 +1,72 @@
+"""JSON objects with the field names of DESIGN §2 (`flipflop analyze --format json`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flipflop.advice.advise import Advice, Recommendation
+from flipflop.advice.drivers import Driver
+from flipflop.model import Prediction
+
+
+def prediction_to_json(prediction: Prediction) -> dict[str, Any]:
+    """One entry of `configs`."""
+    return {
+        "block": list(prediction.block),
+        "power_limit_w": prediction.power_limit_w,
+        "active_blocks_per_sm": prediction.active_blocks_per_sm,
+        "occupancy": prediction.occupancy,
+        "limiter": prediction.limiter,
+        "waves": prediction.waves,
+        "time_s": prediction.time_s,
+        "power_w": prediction.power_w,
+        "energy_j": prediction.energy_j,
+        "pareto": prediction.pareto,
+    }
+
+
+def recommendation_to_json(recommendation: Recommendation) -> dict[str, Any]:
+    return {
+        "block": list(recommendation.block),
+        "power_limit_w": recommendation.power_limit_w,
+        "time_s": recommendation.time_s,
+        "power_w": recommendation.power_w,
+        "energy_j": recommendation.energy_j,
+        "energy_saving_vs_current": recommendation.energy_saving_vs_current,
+        "energy_saving_vs_occupancy_heuristic": recommendation.energy_saving_vs_occupancy_heuristic,
+        "slowdown_vs_fastest": recommendation.slowdown_vs_fastest,
+        "reasons": list(recommendation.reasons),
+    }
+
+
+def baseline_to_json(heuristic: Prediction | None) -> dict[str, Any]:
+    """The `baseline` object: NVIDIA's occupancy-heuristic choice, null when nothing fits."""
+    if heuristic is None:
+        return {"occupancy_heuristic": None}
+    return {
+        "occupancy_heuristic": {
+            "block": list(heuristic.block),
+            "time_s": heuristic.time_s,
+            "power_w": heuristic.power_w,
+            "energy_j": heuristic.energy_j,
+        }
+    }
+
+
+def driver_to_json(driver: Driver) -> dict[str, Any]:
+    return {
+        "kind": driver.kind,
+        "share": driver.share,
+        "message": driver.message,
+        "lines": list(driver.lines),
+    }
+
+
+def advice_to_json(advice: Advice) -> dict[str, Any]:
+    """The advice part of one kernel's object: configs, recommendation, baseline, drivers."""
+    return {
+        "configs": [prediction_to_json(p) for p in advice.predictions],
+        "recommendation": recommendation_to_json(advice.recommendation),
+        "baseline": baseline_to_json(advice.heuristic),
+        "drivers": [driver_to_json(d) for d in advice.drivers],
+    }

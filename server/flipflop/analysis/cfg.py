@@ -1,0 +1,237 @@
+"""Control flow of one function: successors, dominators and natural loops with their nesting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.ir import Function, Instruction, Symbol
+
+_TERMINATORS = frozenset(("ret", "exit", "trap"))
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A natural loop: the header and every block that reaches a back edge without it."""
+
+    index: int
+    header: int
+    latches: tuple[int, ...]
+    body: frozenset[int]
+    parent: int | None  # enclosing loop's index
+    depth: int  # 1 for an outermost loop
+
+
+@dataclass(frozen=True)
+class ControlFlow:
+    successors: tuple[tuple[int, ...], ...]
+    predecessors: tuple[tuple[int, ...], ...]
+    reachable_order: tuple[int, ...]  # reverse post-order of the blocks reachable from entry
+    idom: tuple[int, ...]  # immediate dominator; -1 for the entry and unreachable blocks
+    dom_pre: tuple[int, ...]  # dominator-tree pre/post numbers, for O(1) dominance queries
+    dom_post: tuple[int, ...]
+    loops: tuple[Loop, ...]  # outer loops before the loops they contain
+    innermost_loop: tuple[int | None, ...]  # per block
+    irreducible: bool  # a retreating edge whose target does not dominate its source
+
+    def dominates(self, a: int, b: int) -> bool:
+        if self.dom_pre[a] < 0 or self.dom_pre[b] < 0:
+            return False
+        return self.dom_pre[a] <= self.dom_pre[b] and self.dom_post[b] <= self.dom_post[a]
+
+    def loops_of(self, block: int) -> tuple[int, ...]:
+        """Indices of the loops containing the block, innermost first."""
+        chain: list[int] = []
+        current = self.innermost_loop[block]
+        while current is not None:
+            chain.append(current)
+            current = self.loops[current].parent
+        return tuple(chain)
+
+    def dominated_by(self, block: int) -> list[int]:
+        """Every reachable block the given block dominates (itself included)."""
+        low, high = self.dom_pre[block], self.dom_post[block]
+        if low < 0:
+            return []
+        return [b for b in self.reachable_order if low <= self.dom_pre[b] and self.dom_post[b] <= high]
+
+
+def branch_target(instruction: Instruction) -> str | None:
+    if instruction.opcode != "bra" or not instruction.operands:
+        return None
+    target = instruction.operands[0]
+    return target.name if isinstance(target, Symbol) else None
+
+
+def build_control_flow(function: Function) -> ControlFlow:
+    blocks = function.blocks
+    count = len(blocks)
+    labels = {block.label: index for index, block in enumerate(blocks) if block.label}
+    successors: list[tuple[int, ...]] = []
+    for index, block in enumerate(blocks):
+        successors.append(_successors(index, block.instructions, labels, count))
+    predecessors: list[list[int]] = [[] for _ in range(count)]
+    for index, targets in enumerate(successors):
+        for target in targets:
+            predecessors[target].append(index)
+
+    order = _reverse_post_order(successors, count)
+    idom = _dominators(order, predecessors, count)
+    dom_pre, dom_post = _number_dominator_tree(idom, order, count)
+    position = {block: rank for rank, block in enumerate(order)}
+
+    back_edges: dict[int, list[int]] = {}
+    irreducible = False
+    for source in order:
+        for target in successors[source]:
+            if position.get(target, -1) <= position[source]:
+                if _dominates(dom_pre, dom_post, target, source):
+                    back_edges.setdefault(target, []).append(source)
+                else:
+                    irreducible = True
+
+    raw_loops = []
+    for header, latches in back_edges.items():
+        body = {header}
+        stack = [latch for latch in latches if latch != header]
+        body.update(stack)
+        while stack:
+            block = stack.pop()
+            for previous in predecessors[block]:
+                if previous not in body and previous in position:
+                    body.add(previous)
+                    stack.append(previous)
+        raw_loops.append((header, tuple(sorted(latches)), frozenset(body)))
+    # Outer loops first: a loop's parent is the smallest earlier loop containing its header.
+    raw_loops.sort(key=lambda loop: (-len(loop[2]), position[loop[0]]))
+    loops: list[Loop] = []
+    innermost: list[int | None] = [None] * count
+    for index, (header, latches, body) in enumerate(raw_loops):
+        parent = None
+        for candidate in reversed(loops):
+            if header in candidate.body and candidate.header != header:
+                parent = candidate.index
+                break
+        depth = 1 if parent is None else loops[parent].depth + 1
+        loops.append(Loop(index, header, latches, body, parent, depth))
+        for block in body:
+            innermost[block] = index  # later (smaller) loops overwrite: innermost wins
+
+    return ControlFlow(
+        successors=tuple(successors),
+        predecessors=tuple(tuple(p) for p in predecessors),
+        reachable_order=tuple(order),
+        idom=tuple(idom),
+        dom_pre=tuple(dom_pre),
+        dom_post=tuple(dom_post),
+        loops=tuple(loops),
+        innermost_loop=tuple(innermost),
+        irreducible=irreducible,
+    )
+
+
+def _successors(
+    index: int, instructions: tuple[Instruction, ...], labels: dict[str, int], count: int
+) -> tuple[int, ...]:
+    fallthrough = (index + 1,) if index + 1 < count else ()
+    if not instructions:
+        return fallthrough
+    last = instructions[-1]
+    if last.opcode == "bra":
+        name = branch_target(last)
+        target = labels.get(name) if name is not None else None
+        taken = (target,) if target is not None else ()
+        if last.guard is None:
+            return taken
+        return tuple(dict.fromkeys(taken + fallthrough))
+    if last.opcode == "brx":
+        # An indexed branch may go to any label of its table; every labelled block is a safe
+        # over-approximation when the table is not resolved.
+        return tuple(sorted(set(labels.values())))
+    if last.opcode in _TERMINATORS and last.guard is None:
+        return ()
+    return fallthrough
+
+
+def _reverse_post_order(successors: list[tuple[int, ...]], count: int) -> list[int]:
+    if count == 0:
+        return []
+    visited = [False] * count
+    post: list[int] = []
+    stack: list[tuple[int, int]] = [(0, 0)]
+    visited[0] = True
+    while stack:
+        block, next_child = stack[-1]
+        children = successors[block]
+        if next_child < len(children):
+            stack[-1] = (block, next_child + 1)
+            child = children[next_child]
+            if not visited[child]:
+                visited[child] = True
+                stack.append((child, 0))
+        else:
+            stack.pop()
+            post.append(block)
+    post.reverse()
+    return post
+
+
+def _dominators(order: list[int], predecessors: list[list[int]], count: int) -> list[int]:
+    """Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001)."""
+    idom = [-1] * count
+    if not order:
+        return idom
+    rank = {block: position for position, block in enumerate(order)}
+    entry = order[0]
+    idom[entry] = entry
+    changed = True
+    while changed:
+        changed = False
+        for block in order[1:]:
+            new_idom = -1
+            for previous in predecessors[block]:
+                if idom[previous] == -1:
+                    continue
+                if new_idom == -1:
+                    new_idom = previous
+                    continue
+                a, b = previous, new_idom
+                while a != b:
+                    while rank[a] > rank[b]:
+                        a = idom[a]
+                    while rank[b] > rank[a]:
+                        b = idom[b]
+                new_idom = a
+            if new_idom != idom[block]:
+                idom[block] = new_idom
+                changed = True
+    idom[entry] = -1
+    return idom
+
+
+def _number_dominator_tree(idom: list[int], order: list[int], count: int) -> tuple[list[int], list[int]]:
+    children: list[list[int]] = [[] for _ in range(count)]
+    for block in order[1:]:
+        if idom[block] >= 0:
+            children[idom[block]].append(block)
+    pre = [-1] * count
+    post = [-1] * count
+    if not order:
+        return pre, post
+    counter = 0
+    stack: list[tuple[int, bool]] = [(order[0], False)]
+    while stack:
+        block, done = stack.pop()
+        if done:
+            post[block] = counter
+            counter += 1
+            continue
+        pre[block] = counter
+        counter += 1
+        stack.append((block, True))
+        for child in reversed(children[block]):
+            stack.append((child, False))
+    return pre, post
+
+
+def _dominates(pre: list[int], post: list[int], a: int, b: int) -> bool:
+    return pre[a] <= pre[b] and post[b] <= post[a]

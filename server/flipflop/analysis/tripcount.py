@@ -1,0 +1,178 @@
+"""Trip counts of natural loops, as expressions in the launch shape and kernel parameters.
+
+A loop is understood when one of its exits compares an induction variable `A + s·k` (k = 0, 1,
+... the iteration) with a loop-invariant bound B. The count is per thread that enters the loop:
+- bottom-tested loops (the test is in a latch, as nvcc rotates them) run the body once before
+  the first test: trips = 1 + #{k ≥ 0 : the test passes for 0..k};
+- top-tested loops run trips = #{k ≥ 0 : the test passes for 0..k}.
+When A depends on the thread and the threads start one step apart (block- and grid-stride
+loops) the exact average over threads is used: (B − A_base)/s. Otherwise the average thread
+(indices at their mean) stands for all.
+
+Halving loops (`for (s = n / 2; s > 0; s >>= 1)`) run bitlen(n / 2) times.
+
+Anything else gets `DEFAULT_TRIP_COUNT` and is flagged as assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.analysis import expr as ex
+from flipflop.analysis.cfg import ControlFlow, Loop, branch_target
+from flipflop.analysis.dataflow import SWAP, Compare, FunctionValues, negate
+from flipflop.analysis.poly import Poly
+from flipflop.analysis.threads import mean_position, split_position, strides_exactly
+from flipflop.ir import Function, Immediate, Register
+
+DEFAULT_TRIP_COUNT = 16.0
+"""Trips assumed for a loop whose bound the analysis cannot read (a data-dependent `while`, a
+bound loaded from memory). Our choice, not a measurement: a short loop, so that an unknown
+loop neither dominates nor vanishes; every use is reported as an assumption."""
+
+
+@dataclass(frozen=True)
+class TripCount:
+    expression: ex.Expr
+    assumed: bool
+    reason: str  # how it was derived, or why it could not be
+
+
+def trip_count(function: Function, flow: ControlFlow, values: FunctionValues, loop: Loop) -> TripCount:
+    exits = _exit_branches(function, flow, loop)
+    reasons: list[str] = []
+    for block, bottom in exits:
+        result = _from_exit(function, values, loop, block, bottom)
+        if isinstance(result, TripCount):
+            return result
+        reasons.append(result)
+    reason = "; ".join(dict.fromkeys(reasons)) or "no conditional exit"
+    return TripCount(ex.const(DEFAULT_TRIP_COUNT), True, reason)
+
+
+def _exit_branches(function: Function, flow: ControlFlow, loop: Loop) -> list[tuple[int, bool]]:
+    """Blocks ending in a conditional branch that leaves the loop, latches first."""
+    found: list[tuple[int, bool]] = []
+    for block in sorted(loop.body):
+        instructions = function.blocks[block].instructions
+        if not instructions or instructions[-1].opcode != "bra" or instructions[-1].guard is None:
+            continue
+        successors = flow.successors[block]
+        if len(successors) == 2 and sum(s in loop.body for s in successors) == 1:
+            found.append((block, block in loop.latches))
+    found.sort(key=lambda item: (not item[1], item[0] != loop.header))
+    return found
+
+
+def _from_exit(
+    function: Function, values: FunctionValues, loop: Loop, block: int, bottom: bool
+) -> TripCount | str:
+    instructions = function.blocks[block].instructions
+    branch = instructions[-1]
+    assert branch.guard is not None
+    condition = values.condition(branch.guard.predicate, block, len(instructions) - 1)
+    if condition is None:
+        return "the exit test is not a comparison the analysis follows"
+    if branch.guard.negated:
+        condition = negate(condition)
+    labels = {b.label: i for i, b in enumerate(function.blocks) if b.label}
+    target = labels.get(branch_target(branch) or "")
+    if target not in loop.body:
+        condition = negate(condition)  # the branch leaves: the loop continues when it is false
+    if not isinstance(condition, Compare):
+        return "the exit test combines several conditions"
+    halving = _halving(function, values, loop, condition, bottom)
+    if halving is not None:
+        return halving
+    counter = f"iter:{loop.index}"
+    left, op, right = condition.left, condition.op, condition.right
+    if right.contains(counter) and not left.contains(counter):
+        left, right, op = right, left, SWAP[op]
+    split = left.split(counter)
+    if split is None or right.contains(counter) or not left.contains(counter):
+        return "the exit test does not follow a counter that changes by a fixed step"
+    step, start = split
+    if split_position(step)[0].terms or step.to_expr() is None:
+        return "the loop's step is not a constant, launch shape or parameter"
+    direction = _sign(step)
+    if direction == 0:
+        return "the direction of the loop's step is unknown"
+    position, start_base = split_position(start)
+    if split_position(right)[0].terms:
+        return "the loop's bound differs between threads"
+    bound = right.to_expr()
+    base = start_base.to_expr()
+    if bound is None or base is None:
+        return "the loop's bound or start is not a constant, launch shape or parameter"
+    magnitude = step.scale(direction)
+    stride = magnitude.to_expr()
+    assert stride is not None
+    if direction > 0:
+        ranges = {"lt": ex.sub(bound, base), "le": ex.add(ex.sub(bound, base), ex.ONE),
+                  "ne": ex.sub(bound, base)}  # fmt: skip
+    else:
+        ranges = {"gt": ex.sub(base, bound), "ge": ex.add(ex.sub(base, bound), ex.ONE),
+                  "ne": ex.sub(base, bound)}  # fmt: skip
+    span = ranges.get(op)
+    if span is None:
+        return f"the exit test '{op}' never ends a loop stepping that way"
+    exact_average = False
+    if position.terms:
+        if strides_exactly(position if direction > 0 else -position, magnitude):
+            exact_average = True
+        else:
+            mean = mean_position(position)
+            if mean is None:
+                return "the loop's start depends on the thread in a way the analysis cannot average"
+            span = ex.sub(span, mean) if direction > 0 else ex.add(span, mean)
+    if exact_average or op == "ne":
+        passes = ex.maximum(ex.ZERO, ex.div(span, stride))
+    else:
+        passes = ex.maximum(ex.ZERO, ex.ceil_div(span, stride))
+    trips = ex.add(passes, ex.ONE) if bottom else passes
+    if bottom:
+        trips = ex.maximum(ex.ONE, trips)
+    shape = "bottom-tested" if bottom else "top-tested"
+    return TripCount(trips, False, f"{shape} loop, counter step {stride}, bound {bound}")
+
+
+def _halving(
+    function: Function, values: FunctionValues, loop: Loop, condition: Compare, bottom: bool
+) -> TripCount | None:
+    """`s >>= c` until zero."""
+    b, i = condition.site
+    setp = function.blocks[b].instructions[i]
+    operands = setp.operands
+    if len(operands) < 3:
+        return None
+    for position, other in ((1, 2), (2, 1)):
+        register = operands[position]
+        bound = operands[other]
+        if not isinstance(register, Register) or not isinstance(bound, Immediate):
+            continue
+        induction = values.inductions.get(register.name)
+        if induction is None or not induction.geometric or induction.loop != loop.index:
+            continue
+        if bound.value != 0:
+            return None
+        op = condition.op if position == 1 else SWAP[condition.op]
+        if op not in ("ne", "gt"):
+            return None
+        if len(induction.inits) != 1 or not isinstance(induction.step, Immediate):
+            return None
+        init_block, init_index = induction.inits[0]
+        start = values.definition(init_block, init_index, register.name).to_expr()
+        if start is None:
+            return None
+        shift = ex.const(float(induction.step.value))
+        trips = ex.ceil_div(ex.bit_length(start), shift)
+        after_update = induction.increment[0] == b and induction.increment[1] < i
+        if not (bottom and after_update):
+            trips = ex.add(trips, ex.ONE) if not bottom else trips
+        return TripCount(trips, False, f"halving loop from {start}")
+    return None
+
+
+def _sign(step: Poly) -> int:
+    signs = {1 if coefficient > 0 else -1 for coefficient in step.terms.values()}
+    return signs.pop() if len(signs) == 1 else 0

@@ -1,0 +1,94 @@
+"""`flipflop analyze FILE.cu`: predictions, Pareto front and recommendation for every kernel."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from flipflop.commands.errors import print_error
+from flipflop.commands.launch_options import (
+    add_compile_options,
+    add_launch_options,
+    analysis_options,
+    fraction_argument,
+)
+from flipflop.findings import compiler_findings, findings
+from flipflop.gpu.profiles import UnknownGpuError
+from flipflop.pipeline import analyze
+from flipflop.report.json_report import analysis_to_json
+from flipflop.report.sarif import findings_to_sarif
+from flipflop.report.table import analysis_to_table
+from flipflop.toolchain import ToolchainError
+
+# Sources above this size are refused rather than compiled (a generated file, a wrong path).
+MAX_SOURCE_BYTES = 8 * 1024 * 1024
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "analyze",
+        help="predict time, power and energy of each kernel for every block shape",
+        description="Compile FILE.cu to PTX, analyse every kernel and recommend a block shape.",
+    )
+    parser.add_argument("file", type=Path, metavar="FILE.cu")
+    add_compile_options(parser)
+    add_launch_options(parser)
+    parser.add_argument("--slack", type=fraction_argument, default=0.05, metavar="FRACTION",
+                        help="slowdown allowed vs the fastest configuration (default 0.05)")
+    parser.add_argument("--power-limits", action="store_true",
+                        help="also sweep GPU power limits over the profile's settable range")
+    parser.add_argument("--format", choices=("table", "json", "sarif"), default="table")
+    parser.add_argument("--all", action="store_true", help="table: show every configuration")
+    parser.add_argument("--min-saving", type=fraction_argument, default=0.05, metavar="FRACTION",
+                        help="sarif: report launches whose saving is at least this")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        print_error(path, 0, 0, f"cannot read: {error.strerror or error}")
+        return 1
+    if not path.is_file():
+        print_error(path, 0, 0, "not a file")
+        return 1
+    if size > MAX_SOURCE_BYTES:
+        print_error(path, 0, 0, f"{size} bytes is over the {MAX_SOURCE_BYTES}-byte limit")
+        return 1
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        print_error(path, 0, 0, f"not UTF-8 text ({error.reason} at byte {error.start})")
+        return 1
+    try:
+        result = analyze(path, text, analysis_options(args))
+    except UnknownGpuError as error:
+        print(f"flipflop: error: {error}", file=sys.stderr)
+        return 1
+    except ToolchainError as error:
+        print_error(path, 0, 0, str(error))
+        return 3
+    failed = not result.build.compile.ok
+    for finding in compiler_findings(result.diagnostics, str(path)):
+        if finding.severity == "error" or failed:
+            print_error(path, finding.line, 0, finding.message, finding.severity)
+    if failed:
+        return 1
+    if args.format == "json":
+        json.dump(analysis_to_json(result), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "sarif":
+        sarif = findings_to_sarif(path, findings(result, args.min_saving))
+        json.dump(sarif, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(analysis_to_table(result, args.all))
+    for note in result.notes:
+        print(f"flipflop: note: {note}", file=sys.stderr)
+    if args.kernel is not None and not result.kernels:
+        return 1
+    return 0

@@ -1,0 +1,222 @@
+"""What an analysis tells the developer, located in the source and carrying its fixes.
+
+The language server turns findings into diagnostics (fixes ride along in `Diagnostic.data`, so a
+code action needs no re-analysis) and `--format sarif` into results. Both read the same list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.advice import Advice
+from flipflop.advice.drivers import Driver
+from flipflop.launch import Dim3
+from flipflop.model.predict import Prediction
+from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.rules import RULES, Severity
+from flipflop.source.edits import Refusal, rewrite_launch
+from flipflop.source.model import Range, TextEdit
+from flipflop.toolchain import ToolDiagnostic
+from flipflop.units import format_energy, format_shape, format_time
+
+# Driver kinds that become findings at their source lines, and the share of the launch's energy
+# (or, for occupancy and tail, of its time) below which they are left to the hover.
+_DRIVER_RULES: dict[str, tuple[str, float]] = {
+    "coalescing": ("FF004", 0.05),
+    "bank_conflicts": ("FF005", 0.05),
+    "idle_lanes": ("FF006", 0.05),
+    "occupancy_limiter": ("FF007", 0.05),
+    "tail_effect": ("FF008", 0.05),
+    "spills": ("FF003", 0.0),
+    "divergence": ("FF011", 0.05),
+}
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[TextEdit, ...]
+    preferred: bool = False
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    line: int  # 1-based source line
+    range: Range | None = None  # exact range when known; else the whole line
+    kernel: str | None = None
+    related_lines: tuple[int, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+
+
+def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding, ...]:
+    """Every finding of one analysis, compiler messages first, then per kernel."""
+    found = [*compiler_findings(result.diagnostics, str(result.path))]
+    for kernel in result.kernels:
+        for launch in kernel.launches:
+            found.extend(_launch_findings(result, kernel, launch, min_saving))
+        found.extend(_driver_findings(kernel))
+    return tuple(found)
+
+
+def compiler_findings(
+    diagnostics: tuple[ToolDiagnostic, ...], path: str
+) -> tuple[Finding, ...]:
+    """nvcc/cudafe++/ptxas messages: at their line in this file, else on line 1 naming the file."""
+    found: list[Finding] = []
+    for diagnostic in diagnostics:
+        if diagnostic.severity not in ("error", "warning"):
+            continue
+        here = diagnostic.file is None or _same_file(diagnostic.file, path)
+        line = diagnostic.line if here and diagnostic.line else 1
+        where = "" if here else f"{diagnostic.file}:{diagnostic.line or 0}: "
+        code = f" [{diagnostic.code}]" if diagnostic.code else ""
+        found.append(
+            Finding(
+                code="FF009",
+                severity="error" if diagnostic.severity == "error" else "warning",
+                message=f"{diagnostic.tool}: {where}{diagnostic.message}{code}",
+                line=line,
+            )
+        )
+    return tuple(found)
+
+
+def _same_file(a: str, b: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b
+
+
+def _launch_findings(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport, min_saving: float
+) -> list[Finding]:
+    advice = launch.advice
+    current = advice.current
+    site = launch.site
+    if current is None or site is None:
+        return []
+    rec = advice.recommendation
+    saving = rec.energy_saving_vs_current
+    if saving is None or saving < max(min_saving, 1e-9) or rec.block == current.block:
+        return []
+    gpu = result.profile.name
+    off_front = "" if current.pareto else " is off the energy/time Pareto front and"
+    message = (
+        f"{kernel.info.display_name.split('(')[0]}<<<…, {format_shape(current.block)}>>>"
+        f"{off_front} is predicted to use {saving:.0%} more energy than block "
+        f"{format_shape(rec.block)} on {gpu} ({format_energy(current.energy_j)} → "
+        f"{format_energy(rec.energy_j)}, {format_time(current.time_s)} → "
+        f"{format_time(rec.time_s)}); {_rule_text(advice)}"
+    )
+    fixes = _launch_fixes(result, launch, advice)
+    return [
+        Finding(
+            code="FF001",
+            severity="warning",
+            message=message,
+            line=site.line,
+            range=site.block.range,
+            kernel=kernel.info.name,
+            related_lines=(site.line,),
+            fixes=fixes,
+        )
+    ]
+
+
+def _rule_text(advice: Advice) -> str:
+    rec = advice.recommendation
+    return (
+        f"lowest predicted energy within {advice.slack:.0%} of the fastest configuration "
+        f"(this one is {rec.slowdown_vs_fastest:+.1%} vs the fastest)"
+    )
+
+
+def _launch_fixes(result: AnalysisResult, launch: LaunchReport, advice: Advice) -> tuple[Fix, ...]:
+    """Quick fixes that rewrite the launch to the recommendation and to the fastest front point.
+
+    A configuration that needs a power limit is not offered: no edit of the source sets one.
+    An edit the source module cannot make safely is left out.
+    """
+    site = launch.site
+    if site is None:
+        return ()
+    targets: list[tuple[str, Prediction, bool]] = [
+        ("lowest energy", advice.recommendation.prediction, True)
+    ]
+    fastest_on_front = min(
+        (p for p in advice.front if p.power_limit_w is None), key=lambda p: p.time_s, default=None
+    )
+    if fastest_on_front is not None and fastest_on_front.block != advice.recommendation.block:
+        targets.append(("fastest on the Pareto front", fastest_on_front, False))
+    fixes: list[Fix] = []
+    for label, prediction, preferred in targets:
+        if prediction.power_limit_w is not None:
+            continue
+        rewritten = rewrite_launch(result.source, site, prediction.block)
+        if isinstance(rewritten, Refusal):
+            continue
+        saving = _saving_text(advice.current, prediction)
+        fixes.append(
+            Fix(
+                title=f"Use block {format_shape(prediction.block)} ({label}{saving})",
+                edits=rewritten.edits,
+                preferred=preferred,
+            )
+        )
+    return tuple(fixes)
+
+
+def _saving_text(current: Prediction | None, target: Prediction) -> str:
+    if current is None or current.energy_j <= 0:
+        return ""
+    change = target.energy_j / current.energy_j - 1.0
+    return f", {change:+.0%} energy"
+
+
+def _driver_findings(kernel: KernelReport) -> list[Finding]:
+    found: list[Finding] = []
+    advice = kernel.primary.advice
+    for driver in advice.drivers:
+        rule = _DRIVER_RULES.get(driver.kind)
+        if rule is None:
+            continue
+        code, threshold = rule
+        if driver.share < threshold and driver.kind != "spills":
+            continue
+        line = _driver_line(kernel, driver)
+        if line is None:
+            continue
+        found.append(
+            Finding(
+                code=code,
+                severity=RULES[code].severity,
+                message=f"{driver.message} ({driver.share:.0%} of the predicted energy"
+                f" at block {format_shape(_shown_block(advice))})",
+                line=line,
+                range=kernel.source_kernel.name_range
+                if (kernel.source_kernel is not None and not driver.lines)
+                else None,
+                kernel=kernel.info.name,
+                related_lines=driver.lines,
+            )
+        )
+    return found
+
+
+def _driver_line(kernel: KernelReport, driver: Driver) -> int | None:
+    if driver.lines:
+        return driver.lines[0]
+    if kernel.source_kernel is not None:
+        return kernel.source_kernel.line
+    return kernel.info.line
+
+
+def _shown_block(advice: Advice) -> Dim3:
+    chosen = advice.current or advice.heuristic or advice.recommendation.prediction
+    return chosen.block

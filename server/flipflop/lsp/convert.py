@@ -1,0 +1,283 @@
+"""Domain results → lsprotocol types. No analysis happens here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types as lsp
+
+from flipflop.findings import Finding, Fix
+from flipflop.model.predict import Prediction
+from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.rules import RULES
+from flipflop.source.model import Range, TextEdit
+from flipflop.units import format_energy, format_shape, format_time
+
+_SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "information": lsp.DiagnosticSeverity.Information,
+    "hint": lsp.DiagnosticSeverity.Hint,
+}
+
+
+def lsp_range(range_: Range) -> lsp.Range:
+    return lsp.Range(
+        start=lsp.Position(line=range_.start.line, character=range_.start.character),
+        end=lsp.Position(line=range_.end.line, character=range_.end.character),
+    )
+
+
+def line_range(lines: list[str], line: int) -> lsp.Range:
+    """The text of 1-based `line` without its indentation (the whole line when it is blank)."""
+    index = min(max(line - 1, 0), max(len(lines) - 1, 0))
+    text = lines[index] if lines else ""
+    start = len(text) - len(text.lstrip())
+    end = len(text.encode("utf-16-le")) // 2
+    if start >= len(text.rstrip()):
+        start = 0
+    start_units = len(text[:start].encode("utf-16-le")) // 2
+    return lsp.Range(
+        start=lsp.Position(line=index, character=start_units),
+        end=lsp.Position(line=index, character=end),
+    )
+
+
+def to_diagnostic(finding: Finding, lines: list[str], version: int | None) -> lsp.Diagnostic:
+    """A diagnostic whose `data` carries the fixes, so code actions need no re-analysis."""
+    rule = RULES[finding.code]
+    range_ = lsp_range(finding.range) if finding.range else line_range(lines, finding.line)
+    data: dict[str, Any] | None = None
+    if finding.fixes:
+        data = {"version": version, "fixes": [fix_to_data(fix) for fix in finding.fixes]}
+    return lsp.Diagnostic(
+        range=range_,
+        message=finding.message,
+        severity=_SEVERITY[finding.severity],
+        code=finding.code,
+        code_description=lsp.CodeDescription(href=rule.href),
+        source="flipflop",
+        data=data,
+    )
+
+
+def fix_to_data(fix: Fix) -> dict[str, Any]:
+    return {
+        "title": fix.title,
+        "preferred": fix.preferred,
+        "edits": [_edit_to_data(edit) for edit in fix.edits],
+    }
+
+
+def _edit_to_data(edit: TextEdit) -> dict[str, Any]:
+    r = edit.range
+    return {
+        "range": [r.start.line, r.start.character, r.end.line, r.end.character],
+        "newText": edit.new_text,
+    }
+
+
+def code_actions(uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
+    """Quick fixes read back from a flipflop diagnostic's `data`."""
+    data = diagnostic.data
+    if diagnostic.source != "flipflop" or not isinstance(data, dict):
+        return []
+    version = data.get("version")
+    actions: list[lsp.CodeAction] = []
+    for fix in data.get("fixes", []):
+        try:
+            edits = [
+                lsp.TextEdit(
+                    range=lsp.Range(
+                        start=lsp.Position(line=e["range"][0], character=e["range"][1]),
+                        end=lsp.Position(line=e["range"][2], character=e["range"][3]),
+                    ),
+                    new_text=e["newText"],
+                )
+                for e in fix["edits"]
+            ]
+            title = str(fix["title"])
+        except (KeyError, IndexError, TypeError):
+            continue  # data from another server version: offer nothing rather than guess
+        change = lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+            edits=list(edits),
+        )
+        actions.append(
+            lsp.CodeAction(
+                title=title,
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=bool(fix.get("preferred")),
+                edit=lsp.WorkspaceEdit(document_changes=[change]),
+            )
+        )
+    return actions
+
+
+# --------------------------------------------------------------------------- hover
+
+
+def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> str:
+    advice = launch.advice
+    profile = result.profile
+    uri = result.path.absolute().as_uri()
+    title = kernel.info.display_name
+    parts = [f"**{title}** on {profile.name} ({result.arch})", ""]
+    rec = advice.recommendation
+    parts.append(
+        f"Recommended block **{format_shape(rec.block)}**"
+        + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
+        + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
+        f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
+    )
+    parts.append("")
+    parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
+    parts.append("|---|---|---|---|---|---|---|")
+    for prediction in _table_rows(launch):
+        parts.append(_hover_row(prediction, advice.current, advice.heuristic))
+    parts.append("")
+    if advice.drivers:
+        parts.append("**Energy drivers**")
+        parts.append("")
+        for driver in advice.drivers:
+            links = ", ".join(f"[line {n}]({uri}#L{n})" for n in driver.lines)
+            parts.append(f"- {driver.share:.0%} {driver.message}" + (f" ({links})" if links else ""))
+        parts.append("")
+    resources = kernel.resources
+    parts.append(
+        f"Registers {resources.registers}/thread · static shared {resources.static_smem_bytes} B"
+        f" · spills {resources.spill_store_bytes + resources.spill_load_bytes} B"
+    )
+    size = launch.problem
+    problem = (
+        f"grid {format_shape(size.grid)}" if size.grid is not None
+        else f"{format_shape(size.threads or (0, 0, 0))} threads"
+    )
+    parts.append("")
+    parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
+    assumptions = kernel.features.assumptions
+    if assumptions:
+        parts.append("")
+        parts.append("Assumed: " + "; ".join(assumptions))
+    heuristic = advice.heuristic
+    if heuristic is not None:
+        parts.append("")
+        parts.append(
+            f"NVIDIA's occupancy heuristic picks {format_shape(heuristic.block)}:"
+            f" {format_energy(heuristic.energy_j)}, {format_time(heuristic.time_s)}."
+        )
+    return "\n".join(parts)
+
+
+def _table_rows(launch: LaunchReport) -> list[Prediction]:
+    advice = launch.advice
+    keep: list[Prediction] = [p for p in advice.front]
+    for extra in (advice.current, advice.heuristic, advice.recommendation.prediction):
+        if extra is not None and all(not _same(extra, p) for p in keep):
+            keep.append(extra)
+    keep.sort(key=lambda p: (p.time_s, p.energy_j))
+    return keep[:16]
+
+
+def _same(a: Prediction, b: Prediction) -> bool:
+    return a.block == b.block and a.power_limit_w == b.power_limit_w
+
+
+def _hover_row(p: Prediction, current: Prediction | None, heuristic: Prediction | None) -> str:
+    limit = f"{p.power_limit_w:.0f} W" if p.power_limit_w else "default"
+    vs_current = _delta(p, current)
+    vs_heuristic = _delta(p, heuristic)
+    marks = []
+    if current is not None and _same(p, current):
+        marks.append("current")
+    if heuristic is not None and _same(p, heuristic):
+        marks.append("NVIDIA")
+    if p.pareto:
+        marks.append("front")
+    label = format_shape(p.block) + (f" ({', '.join(marks)})" if marks else "")
+    return (
+        f"| {label} | {limit} | {format_time(p.time_s)} | {p.power_w:.0f} W |"
+        f" {format_energy(p.energy_j)} | {vs_current} | {vs_heuristic} |"
+    )
+
+
+def _delta(p: Prediction, other: Prediction | None) -> str:
+    if other is None or other.energy_j <= 0:
+        return "–"
+    return f"{p.energy_j / other.energy_j - 1:+.0%}"
+
+
+# --------------------------------------------------------------------------- hints and lenses
+
+
+def inlay_hint(launch: LaunchReport) -> lsp.InlayHint | None:
+    site = launch.site
+    current = launch.advice.current
+    if site is None or current is None:
+        return None
+    end = site.range.end
+    return lsp.InlayHint(
+        position=lsp.Position(line=end.line, character=end.character),
+        label=f" ⚡ {format_energy(current.energy_j)} · {format_time(current.time_s)}"
+        f" · {current.power_w:.0f} W",
+        kind=lsp.InlayHintKind.Type,
+        padding_left=True,
+        tooltip="FlipFlop's predicted energy, time and power of this launch",
+    )
+
+
+def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.CodeLens | None:
+    source_kernel = kernel.source_kernel
+    if source_kernel is None:
+        return None
+    advice = kernel.primary.advice
+    rec = advice.recommendation
+    saving = rec.energy_saving_vs_current
+    if saving is None:
+        saving = rec.energy_saving_vs_occupancy_heuristic
+        against = "NVIDIA's heuristic"
+    else:
+        against = "current"
+    saving_text = f", {saving:.0%} less energy than {against}" if saving else ""
+    title = (
+        f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
+        f"{saving_text} ({result.profile.name})"
+    )
+    start = source_kernel.range.start
+    position = lsp.Position(line=start.line, character=start.character)
+    return lsp.CodeLens(
+        range=lsp.Range(start=position, end=position),
+        command=lsp.Command(
+            title=title,
+            command="flipflop.showChart",
+            arguments=[uri, {"line": start.line, "character": start.character}],
+        ),
+    )
+
+
+def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> dict[
+    str, Any
+]:
+    """The `flipflop/kernelChart` result: every configuration plus the marked points."""
+    advice = launch.advice
+
+    def brief(p: Prediction | None) -> dict[str, Any] | None:
+        if p is None:
+            return None
+        return {
+            "block": list(p.block),
+            "power_limit_w": p.power_limit_w,
+            "time_s": p.time_s,
+            "power_w": p.power_w,
+            "energy_j": p.energy_j,
+        }
+
+    return {
+        "kernel": kernel.info.display_name,
+        "gpu": {"id": result.profile.id, "name": result.profile.name},
+        "points": [{**(brief(p) or {}), "pareto": p.pareto} for p in advice.predictions],
+        "current": brief(advice.current),
+        "heuristic": brief(advice.heuristic),
+        "recommendation": brief(advice.recommendation.prediction),
+    }

@@ -1,0 +1,38 @@
+"""Model constants that are not per-GPU, each with where it comes from (docs/model.md §Constants).
+
+Per-GPU numbers (clocks, bandwidth, rates, power coefficients) live in the GPU profile; these are
+microarchitectural latencies and limits shared by Volta and newer parts.
+"""
+
+from __future__ import annotations
+
+# Dependent-issue latency of an fp32/int arithmetic instruction, in SM cycles. Jia et al.,
+# "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018) and the Turing
+# follow-up (2019) measure 4 cycles for FFMA/IADD3; Ampere keeps the same pipeline depth.
+ALU_DEPENDENT_LATENCY_CYCLES = 4.0
+
+# Shared-memory load latency, SM cycles: ~19 (Volta) to ~30 (Ampere) in the same microbenchmark
+# studies; we take the middle of that range.
+SHARED_LATENCY_CYCLES = 24.0
+
+# One __syncthreads costs a few tens of cycles once all warps have arrived (Wong et al.,
+# "Demystifying GPU Microarchitecture through Microbenchmarking", ISPASS 2010, ~20 cycles).
+BARRIER_CYCLES = 20.0
+
+# Independent global loads a warp keeps in flight. nvcc unrolls small loops about four times,
+# so a loop body's loads overlap up to that depth; straight-line code overlaps all of its loads.
+# A modelling assumption (memory-level parallelism), not a measurement: see docs/model.md limits.
+MAX_LOADS_IN_FLIGHT_PER_WARP = 4.0
+
+# One shared-memory wavefront moves 32 banks × 4 bytes (CUDA C++ Programming Guide, "Shared
+# Memory" for compute capability 5.x and newer).
+SHARED_WAVEFRONT_BYTES = 128.0
+
+# DRAM/L2 sector size (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
+SECTOR_BYTES = 32.0
+
+WARP_SIZE = 32
+
+# Largest block extent per dimension (CUDA C++ Programming Guide, "Technical Specifications per
+# Compute Capability": x and y up to 1024, z up to 64, for every compute capability ≥ 2.0).
+MAX_BLOCK_DIMS = (1024, 1024, 64)

@@ -1,0 +1,184 @@
+"""Time of one launch: waves of resident blocks, each bounded by throughput or by latency.
+
+Every wave is described independently of the SM clock (cycles that scale with 1/f, seconds that
+do not), so the power-limit solver can re-evaluate time at any clock without redoing the work.
+Equations and sources: docs/model.md §Time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.analysis.work import ThreadWork
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import LaunchShape, ceil_div
+from flipflop.model.constants import (
+    ALU_DEPENDENT_LATENCY_CYCLES,
+    BARRIER_CYCLES,
+    MAX_LOADS_IN_FLIGHT_PER_WARP,
+    SHARED_LATENCY_CYCLES,
+    SHARED_WAVEFRONT_BYTES,
+    WARP_SIZE,
+)
+
+_LOAD_SPACES = frozenset({"global", "local", "generic", "tex"})
+
+
+@dataclass(frozen=True)
+class WaveCost:
+    """One kind of wave: `count` identical waves, costed on their busiest SM."""
+
+    count: int
+    blocks: int  # blocks resident across the GPU in this wave
+    blocks_on_busiest_sm: int
+    active_sms: int
+    unit_cycles: tuple[tuple[str, float], ...]  # throughput bound per pipeline, busiest SM
+    dram_s: float  # the wave's DRAM bytes at the GPU's bandwidth
+    path_cycles: float  # one working warp's dependent chain: ALU, shared, barriers
+    barrier_cycles: float  # the barrier part of `path_cycles`
+    path_s: float  # one working warp's DRAM latency chain (memory clock, not SM clock)
+
+    def seconds(self, clock_hz: float) -> float:
+        busiest_unit = max((cycles for _, cycles in self.unit_cycles), default=0.0)
+        return max(busiest_unit / clock_hz, self.dram_s, self.latency_s(clock_hz))
+
+    def latency_s(self, clock_hz: float) -> float:
+        return self.path_cycles / clock_hz + self.path_s
+
+    def bound(self, clock_hz: float) -> str:
+        unit, cycles = max(self.unit_cycles, key=lambda item: item[1])
+        throughput_s = cycles / clock_hz
+        if self.latency_s(clock_hz) >= max(throughput_s, self.dram_s):
+            return "latency"
+        if self.dram_s >= throughput_s:
+            return "memory"
+        return "shared" if unit == "shared" else "compute"
+
+
+@dataclass(frozen=True)
+class LaunchCost:
+    """All waves of a launch plus the fixed launch overhead."""
+
+    full: WaveCost  # `full.count` may be 0 when every block fits in one partial wave
+    last: WaveCost | None  # the partial last wave, if any
+    launch_s: float
+    dram_bytes: float
+
+    @property
+    def waves(self) -> tuple[WaveCost, ...]:
+        return (self.full,) if self.last is None else (self.full, self.last)
+
+    @property
+    def wave_count(self) -> int:
+        return self.full.count + (0 if self.last is None else 1)
+
+    def body_s(self, clock_hz: float) -> float:
+        return sum(wave.count * wave.seconds(clock_hz) for wave in self.waves)
+
+    def time_s(self, clock_hz: float) -> float:
+        return self.body_s(clock_hz) + self.launch_s
+
+    def sm_seconds(self, clock_hz: float) -> float:
+        """SM-seconds with resident blocks (what static power is paid on)."""
+        return sum(wave.count * wave.active_sms * wave.seconds(clock_hz) for wave in self.waves)
+
+    def tail_s(self, clock_hz: float) -> float:
+        """Time the partial last wave costs beyond its share of a full wave."""
+        if self.last is None or self.full.blocks == 0:
+            return 0.0
+        fill = self.last.blocks / self.full.blocks
+        return max(0.0, self.last.seconds(clock_hz) - fill * self.full.seconds(clock_hz))
+
+    def dominant_wave(self) -> WaveCost:
+        return self.full if self.full.count > 0 or self.last is None else self.last
+
+
+def launch_cost(
+    profile: GpuProfile, work: ThreadWork, shape: LaunchShape, active_blocks_per_sm: int
+) -> LaunchCost:
+    """Cost every wave of `shape` when `active_blocks_per_sm` blocks fit on each SM."""
+    threads = shape.threads_per_block
+    warps = ceil_div(threads, WARP_SIZE)
+    per_block_cycles = _unit_cycles_per_block(profile, work, warps)
+    block_dram_bytes = threads * work.dram_bytes
+    path_cycles, barrier_cycles, path_s = _working_warp_path(profile, work)
+
+    def wave(count: int, blocks: int) -> WaveCost:
+        busiest = min(active_blocks_per_sm, ceil_div(blocks, profile.sms))
+        return WaveCost(
+            count=count,
+            blocks=blocks,
+            blocks_on_busiest_sm=busiest,
+            active_sms=min(profile.sms, blocks),
+            unit_cycles=tuple((unit, busiest * cycles) for unit, cycles in per_block_cycles),
+            dram_s=blocks * block_dram_bytes / (profile.memory_bandwidth_gbs * 1e9),
+            path_cycles=path_cycles,
+            barrier_cycles=barrier_cycles,
+            path_s=path_s,
+        )
+
+    capacity = profile.sms * active_blocks_per_sm
+    full_waves, remainder = divmod(shape.blocks, capacity)
+    return LaunchCost(
+        full=wave(full_waves, capacity),
+        last=wave(1, remainder) if remainder else None,
+        launch_s=profile.launch_overhead_s,
+        dram_bytes=shape.threads * work.dram_bytes,
+    )
+
+
+def _unit_cycles_per_block(
+    profile: GpuProfile, work: ThreadWork, warps: int
+) -> tuple[tuple[str, float], ...]:
+    """Cycles each pipeline of one SM needs for one block; partial warps occupy whole lanes."""
+    rates = profile.rates
+    lanes = warps * WARP_SIZE
+    wavefronts_per_cycle = rates.shared_bytes / SHARED_WAVEFRONT_BYTES
+    # Conversions run on the quarter-rate pipe with the SFU (CUDA C++ Programming Guide,
+    # "Arithmetic Instructions" throughput table).
+    return (
+        ("issue", _cycles(warps * work.instructions, rates.issue_per_cycle, "issue")),
+        ("fp32", _cycles(lanes * work.fp32_flops, rates.fp32_flops, "fp32")),
+        ("fp64", _cycles(lanes * work.fp64_flops, rates.fp64_flops, "fp64")),
+        ("fp16", _cycles(lanes * work.fp16_flops, rates.fp16_flops, "fp16")),
+        ("int", _cycles(lanes * work.int_ops, rates.int_ops, "int")),
+        ("sfu", _cycles(lanes * (work.sfu_ops + work.conversions), rates.sfu_ops, "sfu")),
+        ("tensor", _cycles(lanes * work.tensor_flops, rates.tensor_flops, "tensor")),
+        ("shared", _cycles(warps * work.shared_wavefronts, wavefronts_per_cycle, "shared")),
+    )
+
+
+def _cycles(operations: float, per_cycle: float, unit: str) -> float:
+    if operations <= 0.0:
+        return 0.0
+    if per_cycle <= 0.0:
+        raise ValueError(f"the GPU profile gives no {unit} throughput but the kernel uses it")
+    return operations / per_cycle
+
+
+def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, float, float]:
+    """Dependent chain of one warp that does the main work: (cycles, barrier cycles, seconds).
+
+    Per-thread counts average over idle threads too; the working threads carry all of it, so
+    their chain is the average divided by the active fraction.
+    """
+    working = 1.0 / max(work.active_fraction, 1e-6)
+    loads = working * load_requests_per_thread(work)
+    in_flight = min(max(loads, 1.0), MAX_LOADS_IN_FLIGHT_PER_WARP)
+    dram_latency_s = profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
+    barrier_cycles = working * work.barriers * BARRIER_CYCLES
+    alu_cycles = working * work.instructions * ALU_DEPENDENT_LATENCY_CYCLES
+    shared_cycles = working * work.shared_wavefronts * SHARED_LATENCY_CYCLES / in_flight
+    path_cycles = alu_cycles + shared_cycles + barrier_cycles
+    return path_cycles, barrier_cycles, loads / in_flight * dram_latency_s
+
+
+def load_requests_per_thread(work: ThreadWork) -> float:
+    """Memory requests a thread waits on: loads from global/local memory and atomics."""
+    site_loads = sum(
+        site.accesses for site in work.sites if site.space in _LOAD_SPACES and not site.is_store
+    )
+    if site_loads > 0.0:
+        return site_loads + work.atomics
+    # Without per-site counts, assume 4-byte accesses; spills are half stores, half loads.
+    return (work.global_load_bytes + work.local_bytes / 2.0) / 4.0 + work.atomics

@@ -1,0 +1,54 @@
+"""Energy of one launch, split the way the power model charges it (docs/model.md §Power).
+
+Dynamic energy is charged per operation (pJ/op at the boost clock's voltage) and scales with
+V(f)^k when DVFS lowers the clock; DRAM energy per byte does not, since the memory clock and
+voltage stay put. Static and constant power are paid per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flipflop.analysis.work import ThreadWork
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import LaunchShape
+from flipflop.model.constants import SECTOR_BYTES, SHARED_WAVEFRONT_BYTES, WARP_SIZE
+
+_PICO = 1e-12
+
+
+@dataclass(frozen=True)
+class DynamicEnergy:
+    """Per-launch dynamic energy at the boost clock's voltage, in joules."""
+
+    core_by_unit: tuple[tuple[str, float], ...]  # scales with V(f)^k
+    dram_j: float  # does not scale with the SM clock
+
+    @property
+    def core_j(self) -> float:
+        return sum(joules for _, joules in self.core_by_unit)
+
+
+def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) -> DynamicEnergy:
+    """Σ_u e_u × ops_u over every launched thread, plus L2 and DRAM traffic."""
+    coeff = profile.power
+    threads = shape.threads
+    # A shared wavefront serves a warp: its bytes split evenly over the warp's lanes.
+    shared_bytes = work.shared_wavefronts * SHARED_WAVEFRONT_BYTES / WARP_SIZE
+    l2_bytes = SECTOR_BYTES * (work.global_load_sectors + work.global_store_sectors)
+    l2_bytes += work.local_bytes + work.async_copy_bytes
+    per_thread_pj = (
+        ("fp32", coeff.pj_per_fp32_flop * work.fp32_flops),
+        ("fp64", coeff.pj_per_fp64_flop * work.fp64_flops),
+        ("fp16", coeff.pj_per_fp16_flop * work.fp16_flops),
+        ("int", coeff.pj_per_int_op * work.int_ops),
+        ("sfu", coeff.pj_per_sfu_op * (work.sfu_ops + work.conversions)),
+        ("tensor", coeff.pj_per_tensor_flop * work.tensor_flops),
+        ("issue", coeff.pj_per_instruction * work.instructions),
+        ("shared", coeff.pj_per_shared_byte * shared_bytes),
+        ("l2", coeff.pj_per_l2_byte * l2_bytes),
+    )
+    return DynamicEnergy(
+        core_by_unit=tuple((unit, pj * threads * _PICO) for unit, pj in per_thread_pj),
+        dram_j=coeff.pj_per_dram_byte * work.dram_bytes * threads * _PICO,
+    )

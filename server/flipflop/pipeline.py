@@ -1,0 +1,353 @@
+"""The whole analysis of one CUDA source: source → PTX → IR → features → model → advice.
+
+`analyze` is what the CLI, the language server and `flipflop validate` call. It is a plain
+function of its inputs; caching belongs to the caller.
+
+Problem size (how many blocks a launch has) comes from, in order: `--grid`/`--threads`, a
+`// flipflop:` annotation, the launch site in the source (constant-folded, with kernel
+arguments that fold to constants), and finally `DEFAULT_THREADS` threads to cover (documented in
+docs/model.md). Each report says which one it used.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from flipflop.advice import Advice, advise
+from flipflop.analysis import KernelFeatures, extract_features
+from flipflop.analysis.work import ThreadWork
+from flipflop.gpu.profile import GpuProfile
+from flipflop.gpu.profiles import load_profile
+from flipflop.ir import Module, PerformanceDirectives
+from flipflop.launch import Dim3, LaunchShape, ProblemSize
+from flipflop.ptx import parse_ptx
+from flipflop.resources import Resources
+from flipflop.source import parse_source
+from flipflop.source.coverage import fold_text, problem_size
+from flipflop.source.model import Kernel as SourceKernel
+from flipflop.source.model import LaunchSite, SourceFile
+from flipflop.toolchain import (
+    BuildResult,
+    CompileOptions,
+    KernelInfo,
+    Toolchain,
+    ToolDiagnostic,
+    build,
+    find_toolchain,
+)
+from flipflop.toolchain.names import kernel_base_name
+
+# Threads to cover when nothing says how big the problem is: 2^20 along x for 1-D kernels,
+# 1024 × 1024 for kernels that read %tid.y. Large enough for several full waves on every
+# profiled GPU, so the recommendation is not an artefact of a tiny grid.
+DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
+DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+
+ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Everything the user can set for one analysis (CLI flags or editor settings)."""
+
+    gpu: str = "rtx3070"
+    arch: str | None = None  # default: the GPU profile's architecture
+    nvcc_path: str | None = None
+    include_dirs: tuple[Path, ...] = ()
+    defines: tuple[str, ...] = ()
+    std: str | None = None
+    extra_args: tuple[str, ...] = ()
+    compile_commands: Path | None = None
+    compile_timeout_s: float = 60.0
+    kernel: str | None = None  # mangled or source name; None: every kernel
+    grid: Dim3 | None = None
+    threads: Dim3 | None = None
+    dynamic_smem_bytes: int | None = None
+    params: tuple[tuple[str, float], ...] = ()  # source-level or PTX parameter names
+    blocks: tuple[Dim3, ...] | None = None
+    slack: float = 0.05
+    power_limits: bool = False
+
+    def compile_options(self) -> CompileOptions:
+        return CompileOptions(
+            include_dirs=self.include_dirs,
+            defines=self.defines,
+            std=self.std,
+            extra_args=self.extra_args,
+            compile_commands=self.compile_commands,
+            timeout_s=self.compile_timeout_s,
+        )
+
+
+@dataclass(frozen=True)
+class LaunchReport:
+    """The advice for one launch of a kernel (one launch site, or the problem the user gave)."""
+
+    site: LaunchSite | None
+    problem: ProblemSize
+    problem_origin: ProblemOrigin
+    current_block: Dim3 | None
+    dynamic_smem_bytes: int
+    params: tuple[tuple[str, float], ...]  # PTX parameter names → values used
+    advice: Advice
+
+
+@dataclass(frozen=True)
+class KernelReport:
+    info: KernelInfo
+    resources: Resources
+    features: KernelFeatures
+    source_kernel: SourceKernel | None
+    launches: tuple[LaunchReport, ...]  # at least one
+
+    @property
+    def primary(self) -> LaunchReport:
+        return self.launches[0]
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    path: Path
+    profile: GpuProfile
+    toolchain: Toolchain
+    arch: str
+    build: BuildResult
+    source: SourceFile
+    module: Module | None
+    kernels: tuple[KernelReport, ...]
+    notes: tuple[str, ...] = field(default=())  # why a kernel was skipped, etc.
+
+    @property
+    def diagnostics(self) -> tuple[ToolDiagnostic, ...]:
+        return self.build.diagnostics
+
+
+def analyze(
+    path: Path,
+    text: str | None,
+    options: AnalysisOptions,
+    *,
+    toolchain: Toolchain | None = None,
+    cancel: threading.Event | None = None,
+) -> AnalysisResult:
+    """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
+
+    Raises `UnknownGpuError` for a bad GPU id and `ToolchainError` when nvcc is missing, hangs or
+    is cancelled; errors in the user's code come back in `AnalysisResult.diagnostics`.
+    """
+    profile = load_profile(options.gpu)
+    tools = toolchain or find_toolchain(options.nvcc_path)
+    source_text = text if text is not None else path.read_text(errors="surrogateescape")
+    source = parse_source(source_text)
+    arch = options.arch or profile.arch
+    built = build(path, source_text, options.compile_options(), arch, tools, cancel)
+    if not built.compile.ok:
+        return AnalysisResult(path, profile, tools, arch, built, source, None, ())
+    module = parse_ptx(built.ptx, str(path))
+    kernels: list[KernelReport] = []
+    notes: list[str] = []
+    for info in built.kernels:
+        if not _selected(info, options.kernel):
+            continue
+        if info.resources is None:
+            notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
+            continue
+        features = extract_features(module, info.name)
+        source_kernel = source.kernel(kernel_base_name(info.display_name))
+        function = module.function(info.name)
+        directives = function.directives if function else PerformanceDirectives()
+        launches = _launch_reports(
+            profile, info, features, directives, source, source_kernel, options
+        )
+        kernels.append(KernelReport(info, info.resources, features, source_kernel, launches))
+    if options.kernel is not None and not kernels:
+        known = ", ".join(k.display_name for k in built.kernels) or "none"
+        notes.append(f"no kernel matches '{options.kernel}'; kernels in this file: {known}")
+    return AnalysisResult(
+        path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
+        tuple(notes),
+    )
+
+
+def _selected(info: KernelInfo, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    return wanted in (info.name, info.display_name, kernel_base_name(info.display_name))
+
+
+def _launch_reports(
+    profile: GpuProfile,
+    info: KernelInfo,
+    features: KernelFeatures,
+    directives: PerformanceDirectives,
+    source: SourceFile,
+    source_kernel: SourceKernel | None,
+    options: AnalysisOptions,
+) -> tuple[LaunchReport, ...]:
+    sites: tuple[LaunchSite | None, ...] = ()
+    if source_kernel is not None:
+        sites = source.launches_of(source_kernel.name)
+    if not sites or options.grid is not None or options.threads is not None:
+        sites = sites[:1] or (None,)
+    return tuple(
+        _launch_report(profile, info, features, directives, source_kernel, site, options)
+        for site in sites
+    )
+
+
+def _launch_report(
+    profile: GpuProfile,
+    info: KernelInfo,
+    features: KernelFeatures,
+    directives: PerformanceDirectives,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    options: AnalysisOptions,
+) -> LaunchReport:
+    params = _parameter_values(features, source_kernel, site, options)
+    problem, origin = _problem(features, source_kernel, site, options, params)
+    current = _current_block(source_kernel, site)
+    dynamic_smem = _dynamic_smem(source_kernel, site, options)
+    ptx_params = tuple(params.items())
+    resources = info.resources or Resources(registers=0)
+
+    def work_for(shape: LaunchShape) -> ThreadWork:
+        return features.work(shape, params)
+
+    advice = advise(
+        profile,
+        resources,
+        work_for,
+        problem,
+        two_d=features.uses_tid_y or (current is not None and current[1] > 1),
+        three_d=features.uses_tid_z or (current is not None and current[2] > 1),
+        current_block=current,
+        blocks=options.blocks,
+        power_limits=options.power_limits,
+        slack=options.slack,
+        dynamic_smem_bytes=dynamic_smem,
+        block_limit=_block_limit(directives, source_kernel),
+    )
+    return LaunchReport(site, problem, origin, current, dynamic_smem, ptx_params, advice)
+
+
+def _parameter_values(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    options: AnalysisOptions,
+) -> dict[str, float]:
+    """Kernel parameter values by PTX name: launch arguments that fold, annotations, options."""
+    ptx_names = features.parameter_names
+    source_names = [p.name for p in source_kernel.parameters] if source_kernel else []
+    by_source_name = dict(zip(source_names, ptx_names, strict=False))
+    values: dict[str, float] = {}
+    if site is not None:
+        constants = dict(site.constants)
+        for ptx_name, argument in zip(ptx_names, site.arguments, strict=False):
+            folded = fold_text(argument, constants)
+            if folded is not None:
+                values[ptx_name] = float(folded)
+    annotated: list[tuple[str, int]] = []
+    if source_kernel is not None and source_kernel.annotation is not None:
+        annotated.extend(source_kernel.annotation.params)
+    if site is not None and site.annotation is not None:
+        annotated.extend(site.annotation.params)
+    for name, value in (*annotated, *options.params):
+        values[by_source_name.get(name, name)] = float(value)
+    return values
+
+
+def _problem(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    options: AnalysisOptions,
+    params: Mapping[str, float],
+) -> tuple[ProblemSize, ProblemOrigin]:
+    if options.grid is not None:
+        return ProblemSize(grid=options.grid), "option"
+    if options.threads is not None:
+        return ProblemSize(threads=options.threads), "option"
+    annotation = source_kernel.annotation if source_kernel is not None else None
+    if annotation is not None and annotation.threads is not None:
+        return ProblemSize(threads=annotation.threads), "annotation"
+    if annotation is not None and annotation.grid is not None:
+        return ProblemSize(grid=annotation.grid), "annotation"
+    if site is not None:
+        known = _argument_constants(features, source_kernel, site, params)
+        from_site = problem_size(site, known)
+        if from_site is not None:
+            has_note = site.annotation is not None and (
+                site.annotation.threads is not None or site.annotation.grid is not None
+            )
+            return from_site, "annotation" if has_note else "launch site"
+    default = DEFAULT_THREADS_2D if features.uses_tid_y else DEFAULT_THREADS_1D
+    return ProblemSize(threads=default), "default"
+
+
+def _argument_constants(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite,
+    params: Mapping[str, float],
+) -> dict[str, int]:
+    """Names the grid expression may use whose value is known: constants and folded arguments."""
+    known = dict(site.constants)
+    if source_kernel is not None:
+        for parameter, ptx_name, argument in zip(
+            source_kernel.parameters, features.parameter_names, site.arguments, strict=False
+        ):
+            if ptx_name in params and argument.isidentifier():
+                known.setdefault(argument, int(params[ptx_name]))
+            if ptx_name in params:
+                known.setdefault(parameter.name, int(params[ptx_name]))
+    return known
+
+
+def _current_block(source_kernel: SourceKernel | None, site: LaunchSite | None) -> Dim3 | None:
+    if site is not None:
+        if site.annotation is not None and site.annotation.block is not None:
+            return site.annotation.block
+        return site.block_folded.value
+    if source_kernel is not None and source_kernel.annotation is not None:
+        return source_kernel.annotation.block
+    return None
+
+
+def _dynamic_smem(
+    source_kernel: SourceKernel | None, site: LaunchSite | None, options: AnalysisOptions
+) -> int:
+    if options.dynamic_smem_bytes is not None:
+        return options.dynamic_smem_bytes
+    for annotation in (
+        site.annotation if site else None,
+        source_kernel.annotation if source_kernel else None,
+    ):
+        if annotation is not None and annotation.dynamic_smem_bytes is not None:
+            return annotation.dynamic_smem_bytes
+    if site is not None and site.shared_memory_folded.value is not None:
+        return site.shared_memory_folded.value
+    return 0
+
+
+def _block_limit(
+    directives: PerformanceDirectives, source_kernel: SourceKernel | None
+) -> int | None:
+    """The most threads per block the kernel may be launched with, from its launch bounds."""
+    limits: list[int] = []
+    for shape in (directives.maxntid, directives.reqntid):
+        if shape:
+            total = 1
+            for extent in shape:
+                total *= extent
+            limits.append(total)
+    if source_kernel is not None and source_kernel.launch_bounds is not None:
+        bound = source_kernel.launch_bounds.max_threads
+        if bound is not None:
+            limits.append(bound)
+    return min(limits) if limits else None

@@ -1,0 +1,84 @@
+"""`flipflop analyze --format json`: the object DESIGN.md §2 specifies, and nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flipflop.advice import advice_to_json
+from flipflop.launch import Dim3, LaunchShape
+from flipflop.model.predict import Prediction
+from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+
+JsonObject = dict[str, Any]
+
+
+def analysis_to_json(result: AnalysisResult) -> JsonObject:
+    profile = result.profile
+    return {
+        "gpu": {"id": profile.id, "name": profile.name, "arch": result.arch},
+        "toolchain": {"nvcc": str(result.toolchain.nvcc), "version": result.toolchain.version},
+        "kernels": [kernel_to_json(kernel) for kernel in result.kernels],
+        "notes": list(result.notes),
+    }
+
+
+def kernel_to_json(kernel: KernelReport) -> JsonObject:
+    launch = kernel.primary
+    advice = launch.advice
+    resources = kernel.resources
+    shape = _feature_shape(launch)
+    return {
+        "name": kernel.info.name,
+        "display_name": kernel.info.display_name,
+        "source": {"file": kernel.info.file, "line": kernel.info.line},
+        "resources": {
+            "registers": resources.registers,
+            "static_smem_bytes": resources.static_smem_bytes,
+            "stack_bytes": resources.stack_bytes,
+            "spill_store_bytes": resources.spill_store_bytes,
+            "spill_load_bytes": resources.spill_load_bytes,
+        },
+        "features": kernel.features.to_json(shape, dict(launch.params)),
+        "launch": launch_to_json(launch),
+        **advice_to_json(advice),
+        "current": _brief(advice.current),
+        "search": {
+            "slack": advice.slack,
+            "candidates": len(advice.predictions),
+            "recommended_set": [list(p.block) for p in advice.recommended_set],
+        },
+        "excluded": [{"block": list(e.block), "reason": e.reason} for e in advice.excluded],
+        "other_launches": [launch_to_json(other) for other in kernel.launches[1:]],
+    }
+
+
+def launch_to_json(launch: LaunchReport) -> JsonObject:
+    problem = launch.problem
+    return {
+        "grid": list(problem.grid) if problem.grid is not None else None,
+        "threads": list(problem.threads) if problem.threads is not None else None,
+        "block": list(launch.current_block) if launch.current_block is not None else None,
+        "dynamic_smem_bytes": launch.dynamic_smem_bytes,
+        "problem_size_from": launch.problem_origin,
+        "line": launch.site.line if launch.site is not None else None,
+    }
+
+
+def _brief(prediction: Prediction | None) -> JsonObject | None:
+    if prediction is None:
+        return None
+    return {
+        "block": list(prediction.block),
+        "power_limit_w": prediction.power_limit_w,
+        "time_s": prediction.time_s,
+        "power_w": prediction.power_w,
+        "energy_j": prediction.energy_j,
+    }
+
+
+def _feature_shape(launch: LaunchReport) -> LaunchShape:
+    """Features are shown for the launch as written, else for the recommended block."""
+    advice = launch.advice
+    chosen = advice.current or advice.recommendation.prediction
+    block: Dim3 = chosen.block
+    return LaunchShape(block=block, grid=chosen.grid, dynamic_smem_bytes=launch.dynamic_smem_bytes)

@@ -1,0 +1,109 @@
+"""`flipflop analyze --format table`: what a person reads in a terminal."""
+
+from __future__ import annotations
+
+from flipflop.model.predict import Prediction
+from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.units import format_energy, format_shape, format_time
+
+
+def analysis_to_table(result: AnalysisResult, show_all: bool = False) -> str:
+    profile = result.profile
+    lines = [
+        f"{profile.name} ({result.arch}), nvcc {result.toolchain.version} · {result.path}",
+    ]
+    for kernel in result.kernels:
+        lines.append("")
+        lines.extend(kernel_table(kernel, show_all))
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    if not result.kernels:
+        lines.append("no kernels analysed")
+    return "\n".join(lines) + "\n"
+
+
+def kernel_table(kernel: KernelReport, show_all: bool) -> list[str]:
+    info = kernel.info
+    resources = kernel.resources
+    where = f"{info.file}:{info.line}" if info.file else "?"
+    out = [
+        f"{info.display_name}  [{where}]",
+        f"  registers {resources.registers}/thread, static shared {resources.static_smem_bytes} B,"
+        f" spills {resources.spill_store_bytes + resources.spill_load_bytes} B",
+    ]
+    for launch in kernel.launches:
+        out.extend(_launch_table(launch, show_all))
+    return out
+
+
+def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
+    advice = launch.advice
+    problem = launch.problem
+    size = (
+        f"grid {format_shape(problem.grid)}" if problem.grid is not None
+        else f"{format_shape(problem.threads or (0, 0, 0))} threads"
+    )
+    where = f" at line {launch.site.line}" if launch.site is not None else ""
+    out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
+    marks: dict[int, list[str]] = {}
+    rec = advice.recommendation.prediction
+    for label, prediction in (
+        ("recommended", rec),
+        ("current", advice.current),
+        ("NVIDIA heuristic", advice.heuristic),
+        ("fastest", advice.fastest),
+    ):
+        if prediction is not None:
+            marks.setdefault(id(prediction), []).append(label)
+    shown = [
+        p for p in advice.predictions
+        if show_all or p.pareto or id(p) in marks or _same(p, advice.current)
+        or _same(p, advice.heuristic) or _same(p, rec)
+    ]
+    out.append(
+        "    block        limit   time        power   energy      occ   limiter        front"
+    )
+    for prediction in shown:
+        labels = marks.get(id(prediction), [])
+        for other, label in ((advice.current, "current"), (advice.heuristic, "NVIDIA heuristic")):
+            if label not in labels and _same(prediction, other):
+                labels.append(label)
+        out.append(_row(prediction, labels))
+    recommendation = advice.recommendation
+    saving_current = _percent(recommendation.energy_saving_vs_current)
+    saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
+    out.append(
+        f"  recommendation: block {format_shape(recommendation.block)}"
+        + (f" at {recommendation.power_limit_w:.0f} W" if recommendation.power_limit_w else "")
+        + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)},"
+        f" {recommendation.power_w:.0f} W; energy saving vs current {saving_current},"
+        f" vs NVIDIA's heuristic {saving_heuristic}; {recommendation.slowdown_vs_fastest:+.1%}"
+        f" time vs the fastest (slack {advice.slack:.0%})"
+    )
+    for reason in recommendation.reasons:
+        out.append(f"    - {reason}")
+    if advice.drivers:
+        out.append("  energy drivers:")
+        for driver in advice.drivers:
+            lines = ", ".join(str(line) for line in driver.lines)
+            where = f"  [lines {lines}]" if lines else ""
+            out.append(f"    {driver.share:5.0%}  {driver.message}{where}")
+    return out
+
+
+def _row(prediction: Prediction, labels: list[str]) -> str:
+    limit = f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+    return (
+        f"    {format_shape(prediction.block):<12} {limit:<7} {format_time(prediction.time_s):<11}"
+        f" {prediction.power_w:5.0f} W {format_energy(prediction.energy_j):<11}"
+        f" {prediction.occupancy:4.0%}  {prediction.limiter:<14}"
+        f" {'*' if prediction.pareto else ' '}    {', '.join(labels)}"
+    ).rstrip()
+
+
+def _same(a: Prediction, b: Prediction | None) -> bool:
+    return b is not None and a.block == b.block and a.power_limit_w == b.power_limit_w
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"

@@ -1,0 +1,117 @@
+"""`// flipflop:` annotations: what static analysis cannot know, written next to the code.
+
+Syntax: a line comment starting with `flipflop:` followed by `key=value` pairs separated by
+spaces (or commas between pairs)::
+
+    // flipflop: threads=1048576
+    // flipflop: grid=64,8 n_steps=128
+    kernel<<<grid, block>>>(...);
+
+An annotation applies to the next kernel definition or launch after it; written at the end of a
+line that holds a launch or a kernel's signature, it applies to that one. Consecutive annotation
+lines add up (a later key overrides an earlier one).
+
+Keys:
+- `grid=X[,Y[,Z]]` (or `XxY`): the grid is fixed at this size whatever the block.
+- `threads=X[,Y[,Z]]`: total threads to cover; the grid is ceil(threads / block) per axis.
+- `block=X[,Y[,Z]]`: the block the launch uses, when the source does not show it.
+- `smem=BYTES` (also `dynamic_smem`): dynamic shared memory per block.
+- any other `name=INTEGER`: the value of a kernel parameter or a loop trip count
+  (`n=1048576`, `n_steps=128`).
+Integers may use `_` or `'` separators, hex (`0x100`), `K`/`M`/`G` suffixes (powers of 1024) or
+a power `2^20`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flipflop.launch import Dim3
+from flipflop.source.model import Annotation, Range
+
+MARKER = re.compile(r"//\s*flipflop:(?P<body>.*)$")
+_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([^\s=]+?)(?=,?\s+[A-Za-z_][\w.]*\s*=|\s*$)")
+_SUFFIXES = {"k": 1024, "m": 1024**2, "g": 1024**3}
+_DIM_KEYS = {"grid", "block", "threads"}
+_SMEM_KEYS = {"smem", "dynamic_smem", "dynamic_smem_bytes", "shared"}
+
+
+def parse_integer(text: str) -> int | None:
+    text = text.strip().replace("_", "").replace("'", "")
+    if not text:
+        return None
+    power = re.fullmatch(r"(\d+)\^(\d+)", text)
+    if power is not None:
+        return int(pow(int(power.group(1)), int(power.group(2))))
+    multiplier = _SUFFIXES.get(text[-1].lower(), 1)
+    if multiplier != 1:
+        text = text[:-1]
+    try:
+        value = int(text, 0)
+    except ValueError:
+        return None
+    return int(value) * multiplier
+
+
+def parse_dim3(text: str) -> Dim3 | None:
+    parts = [p for p in re.split(r"[,xX×]", text) if p]
+    if not 1 <= len(parts) <= 3:
+        return None
+    values = [parse_integer(p) for p in parts]
+    if any(v is None or v <= 0 for v in values):
+        return None
+    numbers = [int(v or 0) for v in values] + [1] * (3 - len(values))
+    return (numbers[0], numbers[1], numbers[2])
+
+
+def parse_annotation(comment: str, range_: Range) -> Annotation | None:
+    """Read one comment; None when it is not a flipflop annotation."""
+    match = MARKER.search(comment)
+    if match is None:
+        return None
+    body = match.group("body").strip().rstrip("*/").strip()
+    pairs = [(key, value.rstrip(",")) for key, value in _PAIR.findall(body)]
+    errors: list[str] = []
+    leftover = _PAIR.sub("", body).replace(",", " ").strip()
+    if leftover:
+        errors.append(f"not a key=value pair: {leftover!r}")
+    return _build(tuple(pairs), range_, errors)
+
+
+def merge(first: Annotation, second: Annotation) -> Annotation:
+    """Two consecutive annotation lines as one; keys in the second win."""
+    merged = Range(first.range.start, second.range.end, first.range.start_byte,
+                   second.range.end_byte)
+    combined = _build(first.values + second.values, merged, [])
+    return Annotation(combined.range, combined.values, combined.grid, combined.block,
+                      combined.threads, combined.dynamic_smem_bytes, combined.params,
+                      first.errors + second.errors)
+
+
+def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str]) -> Annotation:
+    dims: dict[str, Dim3] = {}
+    smem: int | None = None
+    params: dict[str, int] = {}
+    for key, value in pairs:
+        lowered = key.lower()
+        if lowered in _DIM_KEYS:
+            shape = parse_dim3(value)
+            if shape is None:
+                errors.append(f"{key}={value}: expected up to three positive integers")
+            else:
+                dims[lowered] = shape
+        elif lowered in _SMEM_KEYS:
+            smem = parse_integer(value)
+            if smem is None or smem < 0:
+                errors.append(f"{key}={value}: expected a byte count")
+                smem = None
+        else:
+            number = parse_integer(value)
+            if number is None:
+                errors.append(f"{key}={value}: expected an integer")
+            else:
+                params[key] = number
+    if "grid" in dims and "threads" in dims:
+        errors.append("give either grid= or threads=, not both")
+    return Annotation(range_, pairs, dims.get("grid"), dims.get("block"), dims.get("threads"),
+                      smem, tuple(params.items()), tuple(errors))

@@ -1,0 +1,499 @@
+"""Constant folding of launch arguments, over the tree-sitter tree of one file.
+
+Folds integer literals, `dim3(a, b, c)` / `dim3{...}`, `const`/`constexpr` variables (local,
+namespace, `static constexpr` class members), enumerators, object-like `#define`s, arithmetic
+(+ - * / % << >> & | ^, unary, parentheses, casts, `?:`), `min`/`max`, `sizeof` of the common
+scalar types and the ceil-division helpers (`ceil_div`, `cdiv`, `div_up`, `DIV_UP`, `iDivUp`, ...).
+A local variable that is not `const` still folds when nothing in its function assigns it after
+the declaration. Anything else stays symbolic, and the names that blocked are reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from tree_sitter import Node
+
+from flipflop.source.model import Folded, FoldedDim3
+from flipflop.source.syntax import (
+    ancestors,
+    captures,
+    declarator_name,
+    enclosing_function,
+    expression_children,
+    parse_tree,
+    strip_parentheses,
+    text_of,
+)
+
+BindingKind = Literal["variable", "constant", "parameter", "template", "macro", "enumerator"]
+
+# Helper names people give to ceil(a / b); compared lower-case with underscores removed.
+_CEIL_DIV_NAMES = frozenset(
+    {"ceildiv", "cdiv", "divup", "idivup", "divroundup", "ceildivide", "ceilingdiv", "roundupdiv",
+     "updiv", "ceil_div", "cuceil"}
+)
+_PASS_THROUGH_CALLS = frozenset(
+    {"static_cast", "int", "unsigned", "size_t", "int64_t", "uint32_t", "int32_t", "uint64_t",
+     "long", "dim3_t", "std::size_t"}
+)
+# Sizes in bytes on every CUDA target (CUDA C++ Programming Guide, "Built-in Vector Types";
+# the host ABI is LP64 on Linux, where nvcc runs).
+_SIZEOF = {
+    "char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
+    "short": 2, "unsigned short": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2,
+    "nv_bfloat16": 2, "int16_t": 2, "uint16_t": 2, "half2": 4, "__half2": 4,
+    "__nv_bfloat162": 4, "int": 4, "unsigned": 4, "unsigned int": 4, "float": 4,
+    "int32_t": 4, "uint32_t": 4, "long": 8, "unsigned long": 8, "long long": 8,
+    "unsigned long long": 8, "double": 8, "size_t": 8, "int64_t": 8, "uint64_t": 8,
+    "float2": 8, "int2": 8, "float4": 16, "int4": 16, "double2": 16, "uint4": 16,
+    "__nv_fp8_e4m3": 1, "__nv_fp8_e5m2": 1,
+}
+_INTEGER = re.compile(r"(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)[uUlLzZ]*")
+_MAX_DEPTH = 48
+ARGUMENT_LISTS = ("argument_list", "initializer_list", "parameter_list")
+
+
+def is_ceil_div_name(name: str) -> bool:
+    last = name.rsplit("::", 1)[-1]
+    return last.lower().replace("_", "") in _CEIL_DIV_NAMES
+
+
+def integer_literal(text: str) -> int | None:
+    match = _INTEGER.fullmatch(text.replace("'", ""))
+    if match is None:
+        return None
+    digits = match.group(1)
+    if digits[:2] in ("0x", "0X"):
+        return int(digits, 16)
+    if digits[:2] in ("0b", "0B"):
+        return int(digits, 2)
+    if len(digits) > 1 and digits.startswith("0"):
+        return int(digits, 8)
+    return int(digits)
+
+
+def c_divide(a: int, b: int) -> int:
+    """C integer division: truncates toward zero."""
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b >= 0) else -quotient
+
+
+def parse_expression(text: str) -> Node | None:
+    """Parse free-standing expression text (a macro body, an annotation) into a node."""
+    tree = parse_tree(f"int __flipflop_value = {text};".encode())
+    declaration = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    if declaration is None or tree.root_node.has_error:
+        return None
+    init = declaration.child_by_field_name("declarator")
+    return init.child_by_field_name("value") if init is not None else None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where a name gets its value: the declared identifier and its initializer."""
+
+    name: str
+    name_node: Node | None
+    declaration: Node | None
+    value: Node | None
+    type_text: str
+    kind: BindingKind
+    function: Node | None
+
+    @property
+    def is_dim3(self) -> bool:
+        return "dim3" in self.type_text
+
+
+def _type_text(declaration: Node) -> str:
+    parts = [text_of(c) for c in declaration.children
+             if c.type in ("type_qualifier", "storage_class_specifier")]
+    type_node = declaration.child_by_field_name("type")
+    if type_node is not None:
+        parts.append(text_of(type_node))
+    return " ".join(parts)
+
+
+def _is_constant(declaration: Node) -> bool:
+    return any(c.type == "type_qualifier" and text_of(c) in ("const", "constexpr", "constinit")
+               for c in declaration.children)
+
+
+def declared_bindings(declaration: Node, function: Node | None) -> list[Binding]:
+    """The variables one `declaration` (or class `field_declaration`) introduces."""
+    type_text = _type_text(declaration)
+    constant = _is_constant(declaration)
+    result = []
+    for declarator in declaration.children_by_field_name("declarator"):
+        name = declarator_name(declarator)
+        if name is None:
+            continue
+        value = declarator.child_by_field_name("value")
+        if declarator.type == "function_declarator":
+            # `dim3 block(TILE, TILE);` parses as a function declaration (C++'s most vexing
+            # parse); inside a function body with unnamed "parameters" it is a constructor call.
+            value = declarator.child_by_field_name("parameters")
+            if function is None or value is None or not _is_argument_like(value):
+                continue
+        if declarator.type == "field_identifier":
+            value = declaration.child_by_field_name("default_value")
+        result.append(Binding(text_of(name), name, declaration, value, type_text,
+                              "constant" if constant else "variable", function))
+    return result
+
+
+def _is_argument_like(parameters: Node) -> bool:
+    items = parameters.named_children
+    return bool(items) and all(
+        item.type == "parameter_declaration" and item.child_by_field_name("declarator") is None
+        for item in items
+    )
+
+
+@dataclass(frozen=True)
+class FileSymbols:
+    """Names visible at file scope: constants, enumerators and object-like macros."""
+
+    bindings: dict[str, list[Binding]]
+    macros: dict[str, str]
+    function_macros: frozenset[str]
+
+    @classmethod
+    def collect(cls, root: Node) -> FileSymbols:
+        found = captures(
+            root,
+            """
+            (preproc_def name: (identifier) @macro_name value: (preproc_arg) @macro_value)
+            (preproc_function_def name: (identifier) @function_macro)
+            (translation_unit (declaration) @declaration)
+            (declaration_list (declaration) @declaration)
+            (field_declaration default_value: (_)) @field
+            (enumerator name: (identifier) @enumerator)
+            """,
+        )
+        macros: dict[str, str] = {}
+        for name_node, value_node in zip(found.get("macro_name", []),
+                                         found.get("macro_value", []), strict=False):
+            macros[text_of(name_node)] = text_of(value_node).strip()
+        bindings: dict[str, list[Binding]] = {}
+        for declaration in found.get("declaration", []) + found.get("field", []):
+            for binding in declared_bindings(declaration, None):
+                bindings.setdefault(binding.name, []).append(binding)
+        for enumerator in found.get("enumerator", []):
+            bindings.setdefault(text_of(enumerator), []).append(_enumerator_binding(enumerator))
+        return cls(bindings, macros,
+                   frozenset(text_of(n) for n in found.get("function_macro", [])))
+
+
+def _enumerator_binding(name: Node) -> Binding:
+    enumerator = name.parent
+    value = enumerator.child_by_field_name("value") if enumerator is not None else None
+    if value is None and enumerator is not None:
+        # An enumerator without a value is its predecessor plus one.
+        previous = enumerator.prev_named_sibling
+        value = enumerator if previous is None else None
+        if previous is not None:
+            return Binding(text_of(name), name, enumerator, None, f"enum+1:{previous.id}",
+                           "enumerator", None)
+    return Binding(text_of(name), name, enumerator, value, "enum", "enumerator", None)
+
+
+class Folder:
+    """Folds expressions of one parsed file; remembers per-function facts while it works."""
+
+    def __init__(self, symbols: FileSymbols) -> None:
+        self.symbols = symbols
+        self._assigned: dict[int, frozenset[str]] = {}
+        self._macro_nodes: dict[str, Node | None] = {}
+
+    # -- name resolution -------------------------------------------------------------------
+
+    def resolve(self, use: Node, name: str | None = None) -> Binding | None:
+        """The binding a name refers to at `use` (innermost local first, then file scope)."""
+        name = name if name is not None else text_of(use)
+        for scope in ancestors(use):
+            if scope.type in ("compound_statement", "for_statement", "declaration_list"):
+                binding = self._declared_before(scope, use, name)
+                if binding is not None:
+                    return binding
+            elif scope.type in ("function_definition", "lambda_expression"):
+                binding = self._parameter(scope, name)
+                if binding is not None:
+                    return binding
+                if scope.type == "function_definition":
+                    break
+        return self._file_binding(name)
+
+    def _declared_before(self, scope: Node, use: Node, name: str) -> Binding | None:
+        function = enclosing_function(scope)
+        for child in reversed(scope.named_children):
+            if child.start_byte >= use.start_byte or child.end_byte > use.start_byte:
+                continue
+            if child.type != "declaration":
+                continue
+            for binding in declared_bindings(child, function):
+                if binding.name == name:
+                    return binding
+        return None
+
+    def _parameter(self, function: Node, name: str) -> Binding | None:
+        declarator = function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        parameters = (declarator.child_by_field_name("parameters") if declarator is not None
+                      else function.child_by_field_name("parameters"))
+        if parameters is not None:
+            for parameter in parameters.named_children:
+                found = declarator_name(parameter.child_by_field_name("declarator"))
+                if found is not None and text_of(found) == name:
+                    return Binding(name, found, parameter, None, "", "parameter", function)
+        template = function.parent
+        if template is not None and template.type == "template_declaration":
+            parameters = template.child_by_field_name("parameters") or function
+            for parameter in parameters.named_children:
+                found = declarator_name(parameter.child_by_field_name("declarator"))
+                if found is None:
+                    found = parameter.child_by_field_name("name")
+                if found is not None and text_of(found) == name:
+                    return Binding(name, found, parameter, None, "", "template", function)
+        return None
+
+    def _file_binding(self, name: str) -> Binding | None:
+        short = name.rsplit("::", 1)[-1]
+        candidates = self.symbols.bindings.get(short, [])
+        if len(candidates) == 1:
+            return candidates[0]
+        if candidates:
+            # Same name in several scopes: usable only if they all fold to one value.
+            values = {self._fold_binding(c, 0).value for c in candidates}
+            return candidates[0] if len(values) == 1 and None not in values else None
+        if short in self.symbols.macros:
+            return Binding(short, None, None, self._macro_node(short), "macro", "macro", None)
+        return None
+
+    def _macro_node(self, name: str) -> Node | None:
+        if name not in self._macro_nodes:
+            self._macro_nodes[name] = parse_expression(self.symbols.macros[name])
+        return self._macro_nodes[name]
+
+    def assigned_names(self, function: Node) -> frozenset[str]:
+        """Names a function writes after declaring them (assignment, ++/--, address taken)."""
+        if function.id not in self._assigned:
+            found = captures(
+                function,
+                """
+                (assignment_expression left: (identifier) @name)
+                (assignment_expression left: (field_expression argument: (identifier) @name))
+                (update_expression argument: (identifier) @name)
+                (pointer_expression operator: "&" argument: (identifier) @name)
+                """,
+            )
+            self._assigned[function.id] = frozenset(text_of(n) for n in found.get("name", []))
+        return self._assigned[function.id]
+
+    def is_stable(self, binding: Binding) -> bool:
+        """Whether the binding's initializer is the value at every later use."""
+        if binding.kind in ("constant", "macro", "enumerator"):
+            return True
+        if binding.kind != "variable":
+            return False
+        if binding.function is None:
+            return False
+        return binding.name not in self.assigned_names(binding.function)
+
+    # -- folding ---------------------------------------------------------------------------
+
+    def scalar(self, node: Node, depth: int = 0) -> Folded:
+        if depth > _MAX_DEPTH:
+            return Folded(None, ("<recursion>",))
+        kind = node.type
+        if kind == "number_literal":
+            value = integer_literal(text_of(node))
+            return Folded(value, () if value is not None else (text_of(node),))
+        if kind in ("true", "false"):
+            return Folded(1 if kind == "true" else 0)
+        if kind in ("parenthesized_expression", "cast_expression"):
+            children = expression_children(node)
+            inner = (node.child_by_field_name("value") if kind == "cast_expression"
+                     else children[-1] if children else None)
+            return self.scalar(inner, depth + 1) if inner is not None else Folded(None)
+        if kind == "parameter_declaration" and node.child_by_field_name("type") is not None:
+            return self.scalar(node.child_by_field_name("type") or node, depth + 1)
+        if kind in ("identifier", "qualified_identifier", "type_identifier"):
+            binding = self.resolve(node)
+            if binding is None:
+                return Folded(None, (text_of(node),))
+            return self._fold_binding(binding, depth + 1)
+        if kind == "field_expression":
+            return self._field(node, depth)
+        if kind == "binary_expression":
+            return self._binary(node, depth)
+        if kind == "unary_expression":
+            operand = self.scalar(node.child_by_field_name("argument") or node, depth + 1)
+            operator = text_of(node.child_by_field_name("operator") or node)
+            if operand.value is None:
+                return operand
+            table = {"-": -operand.value, "+": operand.value, "~": ~operand.value,
+                     "!": int(not operand.value)}
+            return Folded(table.get(operator), operand.unresolved)
+        if kind == "conditional_expression":
+            condition = self.scalar(node.child_by_field_name("condition") or node, depth + 1)
+            if condition.value is None:
+                return condition
+            branch = node.child_by_field_name("consequence" if condition.value else "alternative")
+            return self.scalar(branch, depth + 1) if branch is not None else Folded(None)
+        if kind == "sizeof_expression":
+            type_node = node.child_by_field_name("type")
+            size = _SIZEOF.get(" ".join(text_of(type_node).split())) if type_node else None
+            return Folded(size, () if size is not None else (text_of(node),))
+        if kind == "call_expression":
+            return self._call(node, depth)
+        return Folded(None, (text_of(node),))
+
+    def _fold_binding(self, binding: Binding, depth: int) -> Folded:
+        if binding.kind in ("parameter", "template"):
+            return Folded(None, (binding.name,))
+        if binding.type_text.startswith("enum+1:"):
+            previous = binding.declaration.prev_named_sibling if binding.declaration else None
+            name = previous.child_by_field_name("name") if previous is not None else None
+            if name is None:
+                return Folded(None, (binding.name,))
+            before = self._fold_binding(_enumerator_binding(name), depth + 1)
+            return Folded(before.value + 1 if before.value is not None else None, before.unresolved)
+        if binding.value is None or not self.is_stable(binding):
+            return Folded(None, (binding.name,))
+        if binding.value.type == "enumerator":
+            return Folded(0)
+        if binding.value.type in ARGUMENT_LISTS:
+            items = expression_children(binding.value)
+            if len(items) != 1:
+                return Folded(None, (binding.name,))
+            return self.scalar(items[0], depth + 1)
+        return self.scalar(binding.value, depth + 1)
+
+    def _field(self, node: Node, depth: int) -> Folded:
+        argument = node.child_by_field_name("argument")
+        field = node.child_by_field_name("field")
+        if argument is None or field is None or text_of(field) not in ("x", "y", "z"):
+            return Folded(None, (text_of(node),))
+        folded = self.dim3(argument, depth + 1)
+        value = {"x": folded.x, "y": folded.y, "z": folded.z}[text_of(field)]
+        return Folded(value, folded.unresolved if value is None else ())
+
+    def _binary(self, node: Node, depth: int) -> Folded:
+        left_node = node.child_by_field_name("left")
+        right_node = node.child_by_field_name("right")
+        operator = text_of(node.child_by_field_name("operator") or node)
+        if left_node is None or right_node is None:
+            return Folded(None, (text_of(node),))
+        left = self.scalar(left_node, depth + 1)
+        right = self.scalar(right_node, depth + 1)
+        unresolved = _merge(left.unresolved, right.unresolved)
+        if left.value is None or right.value is None:
+            return Folded(None, unresolved)
+        a, b = left.value, right.value
+        if operator in ("/", "%") and b == 0:
+            return Folded(None, (text_of(node),))
+        return Folded(_apply(operator, a, b))
+
+    def _call(self, node: Node, depth: int) -> Folded:
+        function = node.child_by_field_name("function")
+        arguments = node.child_by_field_name("arguments")
+        if function is None or arguments is None:
+            return Folded(None, (text_of(node),))
+        name = text_of(function.child_by_field_name("name") or function
+                       if function.type == "template_function" else function)
+        values = [self.scalar(a, depth + 1) for a in expression_children(arguments)]
+        unresolved = _merge(*(v.unresolved for v in values))
+        if any(v.value is None for v in values):
+            return Folded(None, unresolved)
+        numbers = [v.value for v in values if v.value is not None]
+        short = name.rsplit("::", 1)[-1]
+        if is_ceil_div_name(name) and len(numbers) == 2 and numbers[1] != 0:
+            return Folded(-c_divide(-numbers[0], numbers[1]))
+        if short in ("min", "max", "__min", "__max") and len(numbers) == 2:
+            return Folded(min(numbers) if "min" in short else max(numbers))
+        if (name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS) and len(numbers) == 1:
+            return Folded(numbers[0])
+        return Folded(None, (name,))
+
+    def dim3(self, node: Node, depth: int = 0) -> FoldedDim3:
+        """Fold a grid or block argument: `dim3(...)`, `{...}`, a dim3 variable or a scalar."""
+        components = self.dim3_components(node, depth)
+        if components is None:
+            folded = self.scalar(node, depth + 1)
+            return FoldedDim3(folded.value, 1, 1, folded.unresolved)
+        values = [self.scalar(c, depth + 1) if c is not None else Folded(1) for c in components]
+        return FoldedDim3(values[0].value, values[1].value, values[2].value,
+                          _merge(*(v.unresolved for v in values)))
+
+    def dim3_components(self, node: Node, depth: int = 0) -> list[Node | None] | None:
+        """The x/y/z expressions of a dim3-valued node (None for an omitted 1), or None when the
+        node is a plain scalar. A dim3 variable resolves through its declaration."""
+        node = strip_parentheses(node)
+        if depth > _MAX_DEPTH:
+            return None
+        items: list[Node] | None = None
+        if node.type == "call_expression":
+            function = node.child_by_field_name("function")
+            arguments = node.child_by_field_name("arguments")
+            if function is not None and text_of(function).endswith("dim3") and arguments:
+                items = expression_children(arguments)
+        elif node.type == "compound_literal_expression":
+            value = node.child_by_field_name("value")
+            items = expression_children(value) if value is not None else []
+        elif node.type == "initializer_list":
+            items = expression_children(node)
+        elif node.type == "identifier":
+            binding = self.resolve(node)
+            if binding is not None and binding.is_dim3:
+                return self._dim3_binding(binding, node, depth)
+        if items is None:
+            return None
+        padded: list[Node | None] = [*items[:3]]
+        return padded + [None] * (3 - len(padded))
+
+    def _dim3_binding(self, binding: Binding, use: Node, depth: int) -> list[Node | None]:
+        if not self.is_stable(binding):
+            return [use, use, use]
+        if binding.value is None:
+            return [None, None, None]
+        if binding.value.type in ARGUMENT_LISTS:
+            items: list[Node | None] = [*expression_children(binding.value)[:3]]
+            return items + [None] * (3 - len(items))
+        inner = self.dim3_components(binding.value, depth + 1)
+        return inner if inner is not None else [binding.value, None, None]
+
+
+def _apply(operator: str, a: int, b: int) -> int | None:
+    """A C binary operator on folded integers (shifts limited to sane widths)."""
+    if operator in ("<<", ">>") and not 0 <= b < 64:
+        return None
+    arithmetic = {
+        "+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b,
+        "<": int(a < b), ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b),
+        "==": int(a == b), "!=": int(a != b), "&&": int(bool(a) and bool(b)),
+        "||": int(bool(a) or bool(b)),
+    }
+    if operator in arithmetic:
+        return arithmetic[operator]
+    if operator == "/":
+        return c_divide(a, b)
+    if operator == "%":
+        return a - b * c_divide(a, b)
+    if operator == "<<":
+        return a << b
+    if operator == ">>":
+        return a >> b
+    return None
+
+
+def _merge(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for group in groups:
+        for name in group:
+            seen.setdefault(name, None)
+    return tuple(seen)

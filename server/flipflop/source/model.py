@@ -1,0 +1,210 @@
+"""What the CUDA source says about kernels and launches, as plain immutable data.
+
+Positions follow the Language Server Protocol: 0-based lines and characters counted in UTF-16
+code units. Every range also carries UTF-8 byte offsets into the text, which is what the parser
+works in and what byte-level tools want.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from flipflop.launch import Dim3
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int
+    character: int
+
+
+@dataclass(frozen=True)
+class Range:
+    start: Position
+    end: Position
+    start_byte: int
+    end_byte: int
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace the text in `range` by `new_text` (an insertion when the range is empty)."""
+
+    range: Range
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A scalar after constant folding: its value, or the names that kept it symbolic."""
+
+    value: int | None
+    unresolved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FoldedDim3:
+    """A `dim3` after constant folding; a component is None when it stayed symbolic."""
+
+    x: int | None
+    y: int | None
+    z: int | None
+    unresolved: tuple[str, ...] = ()
+
+    @property
+    def value(self) -> Dim3 | None:
+        if self.x is None or self.y is None or self.z is None:
+            return None
+        return (self.x, self.y, self.z)
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A `// flipflop: key=value ...` comment; see `flipflop.source.annotations`."""
+
+    range: Range
+    values: tuple[tuple[str, str], ...]
+    grid: Dim3 | None = None
+    block: Dim3 | None = None
+    threads: Dim3 | None = None
+    dynamic_smem_bytes: int | None = None
+    params: tuple[tuple[str, int], ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KernelParameter:
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class TemplateParameter:
+    name: str
+    kind: Literal["type", "value"]
+    type: str
+
+
+@dataclass(frozen=True)
+class LaunchBounds:
+    """`__launch_bounds__(max_threads[, min_blocks[, max_cluster]])`, written or via a macro."""
+
+    range: Range
+    arguments: tuple[str, ...]
+    max_threads: int | None
+    min_blocks: int | None
+    max_cluster: int | None
+    unresolved: tuple[str, ...] = ()
+    macro: str | None = None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A `__global__` function, defined here or only declared."""
+
+    name: str
+    qualified_name: str
+    name_range: Range
+    range: Range
+    line: int
+    parameters: tuple[KernelParameter, ...]
+    template_parameters: tuple[TemplateParameter, ...]
+    launch_bounds: LaunchBounds | None
+    is_definition: bool
+    annotation: Annotation | None = None
+    # Where `__launch_bounds__(...) ` goes when the kernel has none: before its declarator.
+    bounds_insert_byte: int = 0
+    bounds_insert_position: Position = field(default_factory=lambda: Position(0, 0))
+
+
+GridAxisKind = Literal["fixed", "covers", "unknown"]
+
+
+@dataclass(frozen=True)
+class GridAxis:
+    """How one grid component relates to the block.
+
+    "fixed": independent of the block (`num_heads`, `64`). "covers": enough blocks to cover
+    `threads_expression` threads along the same block axis (`(n + 255) / 256` with a block of 256,
+    `ceil_div(n, block.x)`); `rounding` says whether a partial block is launched.
+    """
+
+    kind: GridAxisKind
+    value: int | None
+    # The axis as written, with every name that folds replaced by its value.
+    expression: str = ""
+    threads: int | None = None
+    threads_expression: str = ""
+    rounding: Literal["ceil", "floor"] = "ceil"
+    unresolved: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConfigArgument:
+    """One argument of `<<<grid, block, smem, stream>>>`, as written."""
+
+    text: str
+    range: Range
+
+
+@dataclass(frozen=True)
+class LaunchSite:
+    """`kernel<<<grid, block[, smem[, stream]]>>>(args)` and what the folding made of it."""
+
+    kernel: str
+    callee: str
+    template_arguments: tuple[str, ...]
+    kernel_name_range: Range
+    range: Range
+    config_range: Range
+    line: int
+    grid: ConfigArgument
+    block: ConfigArgument
+    shared_memory: ConfigArgument | None
+    stream: ConfigArgument | None
+    arguments: tuple[str, ...]
+    grid_folded: FoldedDim3
+    block_folded: FoldedDim3
+    shared_memory_folded: Folded
+    grid_axes: tuple[GridAxis, GridAxis, GridAxis]
+    enclosing_function: str | None
+    in_loop: bool
+    annotation: Annotation | None = None
+    # Integer constants visible at the launch (local and file scope), for re-folding later.
+    constants: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A variable declared `dim3` or integer whose value the folding used."""
+
+    name: str
+    type: str
+    range: Range
+    value_range: Range | None
+    value_text: str
+    folded: FoldedDim3
+    function: str | None
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    text: str
+    kernels: tuple[Kernel, ...]
+    launches: tuple[LaunchSite, ...]
+    declarations: tuple[Declaration, ...]
+    annotations: tuple[Annotation, ...]
+    macros: tuple[tuple[str, str], ...]
+    constants: tuple[tuple[str, int], ...]
+    syntax_errors: tuple[Range, ...] = ()
+
+    def kernel(self, name: str) -> Kernel | None:
+        """The definition of `name` if there is one, otherwise its first declaration."""
+        matches = [k for k in self.kernels if k.name == name or k.qualified_name == name]
+        definitions = [k for k in matches if k.is_definition]
+        chosen = definitions or matches
+        return chosen[0] if chosen else None
+
+    def launches_of(self, name: str) -> tuple[LaunchSite, ...]:
+        return tuple(s for s in self.launches if s.kernel == name or s.callee == name)

@@ -1,0 +1,137 @@
+"""Kernel names for people: demangled display names and where each kernel is defined."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from flipflop.toolchain.ptxas import PtxSourceMap
+
+_ENTRY_START = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$.]+)\s*\(", re.MULTILINE)
+_LOC_LINE = re.compile(r"^\s*\.loc\s+\d+\s+[1-9]\d*\s", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class KernelLocation:
+    """Where a kernel is defined: the first `.loc` of its body."""
+
+    file: str
+    line: int
+
+
+def demangle(name: str) -> str:
+    """The C++ spelling of a mangled name, e.g. `_Z5saxpyifPKfPf` -> `saxpy(int, float, ...)`.
+
+    Uses the C++ runtime's own demangler; `cu++filt` when that is unavailable; the name itself
+    when neither can read it (a plain `extern "C"` kernel name is returned unchanged).
+    """
+    if not name.startswith("_Z"):
+        return name
+    demangler = _runtime_demangler()
+    if demangler is not None:
+        return demangler(name) or name
+    return _cuxxfilt(name) or name
+
+
+def kernel_base_name(display_name: str) -> str:
+    """`void ns::k<128>(float*)` -> `k`: the identifier the source spells."""
+    head = display_name.split("(", 1)[0]
+    depth = 0
+    outside_templates: list[str] = []
+    for character in head:
+        depth += (character == "<") - (character == ">")
+        if depth == 0 and character not in "<>":
+            outside_templates.append(character)
+    words = "".join(outside_templates).split("::")[-1].split()
+    return words[-1] if words else display_name
+
+
+def entry_names(ptx_text: str) -> list[str]:
+    """Mangled names of the kernels (`.entry`) in PTX order."""
+    return [match.group(1) for match in _ENTRY_START.finditer(ptx_text)]
+
+
+def kernel_locations(ptx_text: str) -> dict[str, KernelLocation]:
+    """Mangled kernel name -> the source position of the first `.loc` inside its `.entry`."""
+    source_map = PtxSourceMap.of(ptx_text)
+    found: dict[str, KernelLocation] = {}
+    for entry in _ENTRY_START.finditer(ptx_text):
+        name = entry.group(1)
+        first_loc = _LOC_LINE.search(ptx_text, entry.end())
+        if first_loc is None:
+            continue
+        place = source_map.source_of(ptx_text.count("\n", 0, first_loc.start()) + 1)
+        if place is not None:
+            found[name] = KernelLocation(file=place[0], line=place[1])
+    return found
+
+
+def find_definition_line(source_text: str, kernel_name: str) -> int | None:
+    """1-based line of `__global__ ... kernel_name(` in the source, scanning text only."""
+    pattern = re.compile(
+        r"__global__\b[^;{}]*?\b" + re.escape(kernel_name) + r"\s*(?:<[^;{}]*>)?\s*\(", re.DOTALL
+    )
+    match = pattern.search(source_text)
+    if match is None:
+        return None
+    name_at = source_text.rfind(kernel_name, match.start(), match.end())
+    return source_text.count("\n", 0, name_at) + 1
+
+
+@functools.lru_cache(maxsize=1)
+def _runtime_demangler() -> _CxaDemangle | None:
+    for candidate in (ctypes.util.find_library("stdc++"), "libstdc++.so.6", "libc++.so.1"):
+        if not candidate:
+            continue
+        try:
+            library = ctypes.CDLL(candidate)
+            function = library.__cxa_demangle
+        except (OSError, AttributeError):
+            continue
+        return _CxaDemangle(function)
+    return None
+
+
+class _CxaDemangle:
+    """`abi::__cxa_demangle` through ctypes; the returned buffer is freed with libc's free."""
+
+    def __init__(self, function: Any) -> None:  # a ctypes foreign function
+        function.restype = ctypes.c_void_p
+        function.argtypes = [
+            ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
+            ctypes.POINTER(ctypes.c_int),
+        ]  # fmt: skip
+        self._function = function
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        self._free = libc.free
+        self._free.argtypes = [ctypes.c_void_p]
+        self._free.restype = None
+
+    def __call__(self, name: str) -> str | None:
+        status = ctypes.c_int(1)
+        pointer = self._function(name.encode("ascii", "replace"), None, None, ctypes.byref(status))
+        if status.value != 0 or not pointer:
+            return None
+        try:
+            value = ctypes.string_at(pointer)
+        finally:
+            self._free(pointer)
+        return value.decode("utf-8", errors="replace")
+
+
+def _cuxxfilt(name: str) -> str | None:
+    tool = shutil.which("cu++filt") or shutil.which("c++filt")
+    if tool is None:
+        return None
+    try:
+        done = subprocess.run([tool, name], capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and text and text != name else None

@@ -1,0 +1,332 @@
+"""The advisor: Pareto front, recommendation rules, baseline, exclusions, drivers and JSON.
+
+Directional expectations a GPU engineer would sign, on the shipped RTX 3070 profile, with
+ThreadWork built by hand the way the feature extractor reports it for each launch shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from flipflop.advice import (
+    DRIVER_KINDS,
+    NoLaunchableConfig,
+    advice_to_json,
+    advise,
+    energy_drivers,
+    pareto_flags,
+)
+from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.gpu.occupancy import max_potential_block_size
+from flipflop.gpu.profile import GpuProfile
+from flipflop.gpu.profiles import load_profile
+from flipflop.launch import LaunchShape, ProblemSize, volume
+from flipflop.model import predict
+from flipflop.resources import Resources
+
+
+@pytest.fixture(scope="module")
+def rtx3070() -> GpuProfile:
+    return load_profile("rtx3070")
+
+
+def streaming_work(shape: LaunchShape, n: int = 1 << 22) -> ThreadWork:
+    """`if (i < n) y[i] = a * x[i] + y[i];` over n elements: the guard idles the overhang."""
+    active = min(1.0, n / shape.threads)
+    load = SiteWork("global", False, "coalesced", (12,), 2 * active, 8 * active, active / 4, 1.0)
+    store = SiteWork("global", True, "coalesced", (12,), active, 4 * active, active / 8, 1.0)
+    return ThreadWork(
+        instructions=4 + 8 * active,
+        fp32_flops=2 * active,
+        fp64_flops=0,
+        fp16_flops=0,
+        int_ops=3 + 3 * active,
+        conversions=0,
+        sfu_ops=0,
+        tensor_flops=0,
+        global_load_bytes=8 * active,
+        global_store_bytes=4 * active,
+        global_load_sectors=active / 4,
+        global_store_sectors=active / 8,
+        local_bytes=0,
+        shared_accesses=0,
+        shared_wavefronts=0,
+        atomics=0,
+        barriers=0,
+        shuffles=0,
+        branches=1,
+        divergent_branches=0,
+        active_fraction=active,
+        sites=(load, store),
+        idle_lines=(11,) if active < 1.0 else (),
+    )
+
+
+def head_work(shape: LaunchShape, head_dim: int = 64, steps: int = 256) -> ThreadWork:
+    """One block per attention head: `for (d = tid; d < 64; d += blockDim.x)` over `steps` keys.
+
+    The work per block is fixed; threads beyond 64 only test the loop guard and leave.
+    """
+    threads = volume(shape.block)
+    items = head_dim / threads if threads < head_dim else 1.0
+    active = min(1.0, head_dim / threads)
+    per_active = items * steps
+    load = SiteWork(
+        "global",
+        False,
+        "coalesced",
+        (30,),
+        per_active * active,
+        4 * per_active * active,
+        per_active * active / 8,
+        1.0,
+    )
+    return ThreadWork(
+        instructions=4 + 12 * per_active * active,
+        fp32_flops=4 * per_active * active,
+        fp64_flops=0,
+        fp16_flops=0,
+        int_ops=2 + 4 * per_active * active,
+        conversions=0,
+        sfu_ops=per_active * active / 8,
+        tensor_flops=0,
+        global_load_bytes=4 * per_active * active,
+        global_store_bytes=4 * active,
+        global_load_sectors=per_active * active / 8,
+        global_store_sectors=active / 8,
+        local_bytes=0,
+        shared_accesses=0,
+        shared_wavefronts=0,
+        atomics=0,
+        barriers=0,
+        shuffles=0,
+        branches=1 + per_active * active,
+        divergent_branches=0,
+        active_fraction=active,
+        sites=(load,),
+        idle_lines=(28,) if active < 1.0 else (),
+    )
+
+
+def test_pareto_flags() -> None:
+    points = [(1.0, 5.0), (2.0, 3.0), (2.0, 4.0), (3.0, 3.0), (4.0, 1.0), (1.0, 5.0)]
+    assert pareto_flags(points) == (True, True, False, False, True, True)
+    assert pareto_flags([]) == ()
+
+
+def test_recommendation_is_lowest_energy_within_slack(rtx3070: GpuProfile) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=16),
+        streaming_work,
+        ProblemSize(threads=(1 << 22, 1, 1)),
+        current_block=(1024, 1, 1),
+        power_limits=True,
+    )
+    assert len(advice.predictions) >= 32 * 10
+    fastest_time = min(p.time_s for p in advice.predictions)
+    assert advice.fastest.time_s == fastest_time
+    within = [p for p in advice.predictions if p.time_s <= fastest_time * 1.05]
+    assert set(advice.recommended_set) == set(within)
+    rec = advice.recommendation
+    assert rec.energy_j == min(p.energy_j for p in within)
+    assert rec.slowdown_vs_fastest <= 0.05 + 1e-12
+    assert rec.prediction.pareto
+    assert advice.front and all(p.pareto for p in advice.front)
+    assert [p.time_s for p in advice.front] == sorted(p.time_s for p in advice.front)
+    # A memory-bound stream under a power cap keeps its speed and sheds power.
+    assert rec.power_limit_w is not None and rec.power_limit_w < rtx3070.tdp_w
+    assert rec.energy_saving_vs_current is not None and rec.energy_saving_vs_current > 0
+    assert any("within 5% of the fastest" in r or "fastest" in r for r in rec.reasons)
+    assert any("power limit" in r for r in rec.reasons)
+    # Block size barely matters to a stream that saturates DRAM at a third of the warps.
+    assert advice.search_space_reduction == pytest.approx(
+        1 - len(advice.recommended_set) / len(advice.predictions)
+    )
+
+
+def test_heuristic_baseline_is_nvidias_choice(rtx3070: GpuProfile) -> None:
+    resources = Resources(registers=40)
+    advice = advise(rtx3070, resources, streaming_work, ProblemSize(threads=(1 << 22, 1, 1)))
+    size, _ = max_potential_block_size(rtx3070, registers=40, static_smem_bytes=0)
+    assert advice.heuristic is not None
+    assert advice.heuristic.block == (size, 1, 1)
+    assert advice.heuristic.power_limit_w is None
+    saving = advice.recommendation.energy_saving_vs_occupancy_heuristic
+    assert saving == pytest.approx(1 - advice.recommendation.energy_j / advice.heuristic.energy_j)
+    assert saving >= 0.0  # the heuristic's block is among the candidates
+
+
+def test_fixed_grid_with_fixed_work_per_block_is_cheapest_at_small_blocks(
+    rtx3070: GpuProfile,
+) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=32),
+        head_work,
+        ProblemSize(grid=(64, 1, 1)),
+        current_block=(1024, 1, 1),
+    )
+    by_block = {p.block: p for p in advice.predictions}
+    cheapest = min(advice.predictions, key=lambda p: p.energy_j)
+    assert volume(cheapest.block) <= 128
+    assert volume(advice.recommendation.block) <= 128
+    assert by_block[(64, 1, 1)].energy_j < by_block[(256, 1, 1)].energy_j
+    assert by_block[(256, 1, 1)].energy_j < by_block[(1024, 1, 1)].energy_j
+    saving = advice.recommendation.energy_saving_vs_current
+    assert saving is not None and saving > 0.2
+    assert advice.search_space_reduction > 0.0
+    idle = [d for d in advice.drivers if d.kind == "idle_lanes"]
+    assert idle and idle[0].message == "960 of 1024 threads idle at line 28 but draw power"
+    assert idle[0].lines == (28,)
+
+
+def test_register_heavy_kernel_is_not_recommended_blocks_it_cannot_hold(
+    rtx3070: GpuProfile,
+) -> None:
+    advice = advise(
+        rtx3070, Resources(registers=255), streaming_work, ProblemSize(threads=(1 << 22, 1, 1))
+    )
+    # 255 registers round to 8192 per warp: 65536 registers hold 8 warps = 256 threads.
+    assert volume(advice.recommendation.block) <= 256
+    assert all(volume(p.block) <= 256 for p in advice.predictions)
+    excluded = {e.block: e.reason for e in advice.excluded}
+    assert (288, 1, 1) in excluded and (1024, 1, 1) in excluded
+    assert "255 registers/thread" in excluded[(512, 1, 1)]
+
+
+def test_small_grid_is_not_recommended_a_block_that_idles_most_sms(rtx3070: GpuProfile) -> None:
+    n = 16384
+
+    def small(shape: LaunchShape) -> ThreadWork:
+        base = streaming_work(shape, n)
+        # Each element then runs 2048 FMAs: the SMs' issue rate, not DRAM, sets the time.
+        active = base.active_fraction
+        return replace(
+            base,
+            instructions=base.instructions + 2048 * active,
+            fp32_flops=base.fp32_flops + 4096 * active,
+        )
+
+    advice = advise(rtx3070, Resources(registers=32), small, ProblemSize(threads=(n, 1, 1)))
+    blocks = volume(advice.recommendation.prediction.grid)
+    assert blocks >= rtx3070.sms / 2
+    big = next(p for p in advice.predictions if p.block == (1024, 1, 1))
+    assert big.breakdown.idle_sms_last_wave > rtx3070.sms / 2
+    assert advice.recommendation.time_s < big.time_s
+
+
+def test_launch_bound_and_explicit_blocks(rtx3070: GpuProfile) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=32),
+        streaming_work,
+        ProblemSize(threads=(1 << 20, 1, 1)),
+        blocks=[(64, 1, 1), (128, 1, 1), (512, 1, 1), (16, 16, 1)],
+        block_limit=256,
+    )
+    assert {p.block for p in advice.predictions} == {(64, 1, 1), (128, 1, 1), (16, 16, 1)}
+    assert [e.block for e in advice.excluded] == [(512, 1, 1)]
+    assert "launch bound 256" in advice.excluded[0].reason
+    assert advice.heuristic is not None and volume(advice.heuristic.block) <= 256
+
+
+def test_nothing_launchable_is_a_clear_error(rtx3070: GpuProfile) -> None:
+    with pytest.raises(NoLaunchableConfig, match="no candidate block shape"):
+        advise(
+            rtx3070,
+            Resources(registers=32, static_smem_bytes=200 * 1024),
+            streaming_work,
+            ProblemSize(threads=(4096, 1, 1)),
+        )
+    with pytest.raises(ValueError, match="slack"):
+        advise(
+            rtx3070,
+            Resources(registers=32),
+            streaming_work,
+            ProblemSize(grid=(8, 1, 1)),
+            slack=-0.1,
+        )
+
+
+def test_drivers_name_strided_traffic_with_its_line(rtx3070: GpuProfile) -> None:
+    shape = LaunchShape((256, 1, 1), (4096, 1, 1))
+    strided = SiteWork("global", True, "strided", (42,), 1.0, 4.0, 1.0, 1.0, stride_bytes=128)
+    load = SiteWork("global", False, "coalesced", (40,), 1.0, 4.0, 0.125, 1.0)
+    kernel = replace(
+        streaming_work(shape),
+        global_load_bytes=4.0,
+        global_store_bytes=4.0,
+        global_load_sectors=0.125,
+        global_store_sectors=1.0,
+        sites=(load, strided),
+    )
+    prediction = predict(rtx3070, Resources(registers=32), kernel, shape)
+    drivers = energy_drivers(rtx3070, Resources(registers=32), kernel, prediction)
+    assert all(d.kind in DRIVER_KINDS for d in drivers)
+    assert [d.share for d in drivers] == sorted((d.share for d in drivers), reverse=True)
+    coalescing = next(d for d in drivers if d.kind == "coalescing")
+    assert coalescing.message.startswith("strided stores (stride 128 B) at line 42: 89% of DRAM")
+    assert coalescing.lines == (42,)
+    assert 0.0 < coalescing.share < 1.0
+
+
+def test_drivers_report_registers_and_tail(rtx3070: GpuProfile) -> None:
+    resources = Resources(registers=128)
+    shape = LaunchShape((256, 1, 1), (int(46 * 2 * 1.3), 1, 1))
+    # A gather: 64 loads per thread, each waited on, too few warps to cover the latency.
+    gather = SiteWork("global", False, "indirect", (50,), 64.0, 256.0, 64.0, 1.0)
+    kernel = replace(streaming_work(shape), instructions=400, sites=(gather,))
+    prediction = predict(rtx3070, resources, kernel, shape)
+    assert prediction.active_blocks_per_sm == 2 and prediction.limiter == "registers"
+    assert prediction.bound == "latency"
+    messages = {d.kind: d.message for d in energy_drivers(rtx3070, resources, kernel, prediction)}
+    assert messages["tail_effect"] == (
+        "1.3 waves: last wave fills 29% of the block slots and leaves 41% of SMs idle"
+    )
+    assert messages["occupancy_limiter"] == "registers (128/thread) cap occupancy at 33%"
+
+
+def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=32),
+        head_work,
+        ProblemSize(grid=(64, 1, 1)),
+        current_block=(256, 1, 1),
+    )
+    document = json.loads(json.dumps(advice_to_json(advice)))
+    config = document["configs"][0]
+    assert set(config) == {
+        "block",
+        "power_limit_w",
+        "active_blocks_per_sm",
+        "occupancy",
+        "limiter",
+        "waves",
+        "time_s",
+        "power_w",
+        "energy_j",
+        "pareto",
+    }
+    assert set(document["recommendation"]) == {
+        "block",
+        "power_limit_w",
+        "time_s",
+        "power_w",
+        "energy_j",
+        "energy_saving_vs_current",
+        "energy_saving_vs_occupancy_heuristic",
+        "slowdown_vs_fastest",
+        "reasons",
+    }
+    assert set(document["baseline"]["occupancy_heuristic"]) == {
+        "block",
+        "time_s",
+        "power_w",
+        "energy_j",
+    }
+    assert all(set(d) == {"kind", "share", "message", "lines"} for d in document["drivers"])

@@ -1,0 +1,191 @@
+"""The bundled GPU profiles: schema, provenance, consistency with the compute-capability table."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flipflop.gpu.dvfs import relative_voltage_curve
+from flipflop.gpu.profile import GpuProfile
+from flipflop.gpu.profiles import (
+    KINDS,
+    ProfileFormatError,
+    UnknownGpuError,
+    list_profiles,
+    load_profile,
+    load_profile_file,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE_DIR = ROOT / "calibration" / "profiles"
+SWEEP = ROOT.parent / "shared" / "data" / "a100-pcie-fp32-clock-sweep.json"
+REQUIRED = {
+    "rtx3070", "quadro-rtx5000", "rtx5000-ada", "rtx4090", "l4", "a100-sxm4-80gb", "h100-sxm",
+    "h200",
+}
+# DESIGN §5: cc -> (threads/SM, warps/SM, blocks/SM, smem/SM KB, opt-in/block KB, smem unit B)
+CC_TABLE = {
+    (7, 5): (1024, 32, 16, 64, 64, 256),
+    (8, 0): (2048, 64, 32, 164, 163, 128),
+    (8, 6): (1536, 48, 16, 100, 99, 128),
+    (8, 9): (1536, 48, 24, 100, 99, 128),
+    (9, 0): (2048, 64, 32, 228, 227, 128),
+    (10, 0): (2048, 64, 32, 228, 227, 128),
+    (12, 0): (1536, 48, 24, 100, 99, 128),
+}
+FILES = sorted(PROFILE_DIR.glob("*.json"))
+
+
+def leaves(node: object, path: str = "") -> list[tuple[str, object]]:
+    """Every {"value", "source", "kind"} object (or malformed stand-in) below `node`."""
+    if isinstance(node, dict) and "value" in node:
+        return [(path, node)]
+    if isinstance(node, dict):
+        found = []
+        for key, child in node.items():
+            if key in ("id", "name", "arch") and not path:
+                continue
+            found += leaves(child, f"{path}.{key}" if path else key)
+        return found
+    return [(path, node)]
+
+
+def test_required_gpus_and_a_blackwell_part_are_bundled() -> None:
+    ids = {profile.id for profile in list_profiles()}
+    assert ids >= REQUIRED
+    assert any(p.compute_capability[0] in (10, 12) for p in list_profiles())
+
+
+@pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
+def test_every_number_has_value_source_and_kind(path: Path) -> None:
+    document = json.loads(path.read_text())
+    assert document["id"] == path.stem
+    found = leaves(document)
+    assert len(found) > 40
+    for dotted, leaf in found:
+        assert isinstance(leaf, dict) and set(leaf) == {"value", "source", "kind"}, dotted
+        assert leaf["kind"] in KINDS, dotted
+        assert isinstance(leaf["source"], str) and len(leaf["source"]) > 10, dotted
+        if dotted != "limits.max_barriers_per_sm":
+            assert leaf["value"] is not None, dotted
+
+
+@pytest.mark.parametrize("profile", list_profiles(), ids=lambda p: p.id)
+def test_limits_agree_with_the_compute_capability_table(profile: GpuProfile) -> None:
+    threads, warps, blocks, smem_kb, optin_kb, unit = CC_TABLE[profile.compute_capability]
+    limits = profile.limits
+    assert profile.arch == "sm_{}{}".format(*profile.compute_capability)
+    assert (limits.max_threads_per_sm, limits.max_warps_per_sm, limits.max_blocks_per_sm) == (
+        threads, warps, blocks,
+    )
+    assert limits.smem_per_sm_bytes == smem_kb * 1024
+    assert limits.smem_per_block_optin_bytes == optin_kb * 1024
+    assert limits.smem_allocation_unit_bytes == unit
+    assert limits.registers_per_sm == limits.max_registers_per_block == 65536
+    assert limits.max_registers_per_thread == 255 and limits.max_threads_per_block == 1024
+    reserved = 1024 if profile.compute_capability >= (8, 0) else 0
+    assert limits.reserved_smem_per_block_bytes == reserved
+    assert max(limits.smem_carveouts_kb) * 1024 == limits.smem_per_sm_bytes
+    assert (limits.max_barriers_per_sm is None) == (profile.compute_capability < (9, 0))
+
+
+@pytest.mark.parametrize("profile", list_profiles(), ids=lambda p: p.id)
+def test_performance_and_power_numbers_are_physical(profile: GpuProfile) -> None:
+    assert 0 < profile.base_clock_mhz <= profile.boost_clock_mhz
+    assert 0 < profile.memory_bandwidth_gbs <= profile.dram_peak_bandwidth_gbs
+    assert profile.power.idle_w < profile.tdp_w
+    assert 0 < profile.power_limit_min_w <= profile.power_limit_max_w
+    clocks = [clock for clock, _ in profile.dvfs_points]
+    voltages = [voltage for _, voltage in profile.dvfs_points]
+    assert clocks == sorted(clocks)
+    assert math.isclose(clocks[-1], profile.boost_clock_mhz, rel_tol=1e-3)
+    assert voltages[-1] == 1.0 and all(0.5 < v <= 1.0 for v in voltages)
+    # At peak FP32 issue on every SM the TDP-anchored coefficients reproduce the TDP.
+    lane_fmas_per_s = profile.sms * profile.rates.fp32_flops / 2 * profile.boost_clock_mhz * 1e6
+    power = profile.power
+    peak = (
+        power.idle_w + power.static_per_sm_w * profile.sms + power.constant_active_w
+        + lane_fmas_per_s * (2 * power.pj_per_fp32_flop + power.pj_per_instruction) * 1e-12
+    )
+    assert peak == pytest.approx(profile.tdp_w, rel=0.01)
+    assert set(profile.sources) == set(profile.kinds) and len(profile.sources) > 40
+
+
+def test_h200_bandwidth_is_our_measurement() -> None:
+    h200 = load_profile("h200")
+    assert h200.memory_bandwidth_gbs == 4300
+    assert h200.kinds["memory_bandwidth_gbs"] == "measured"
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="the shared A100 clock sweep is not checked out")
+def test_dvfs_points_are_the_a100_sweep_derivation() -> None:
+    cache = json.loads(SWEEP.read_text())["cache"]
+    curve = relative_voltage_curve(
+        [entry["core_freq"] for entry in cache.values()],
+        [entry["nvml_power"] for entry in cache.values()],
+    )
+    a100 = load_profile("a100-sxm4-80gb")
+    expected = [(round(f * 1410, 1), round(v, 4)) for f, v in curve.points]
+    assert list(a100.dvfs_points) == expected
+    assert curve.idle_intercept_w == pytest.approx(33.16, abs=0.01)
+    assert curve.points[0][1] == pytest.approx(0.70, abs=0.01)
+
+
+def test_voltage_curve_recovers_a_known_curve() -> None:
+    clocks = [200.0, 400.0, 600.0, 800.0, 1000.0]
+    voltage = {200.0: 0.7, 400.0: 0.7, 600.0: 0.7, 800.0: 0.85, 1000.0: 1.0}
+    power = [30.0 + 0.05 * f * voltage[f] ** 2 for f in clocks]
+    curve = relative_voltage_curve(clocks, power)
+    assert curve.idle_intercept_w == pytest.approx(30.0)
+    assert [v for _, v in curve.points] == pytest.approx([0.7, 0.7, 0.7, 0.85, 1.0])
+
+
+def test_unknown_gpu_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownGpuError, match=r"unknown GPU 'gtx480'; known: a100-sxm4-80gb, "):
+        load_profile("gtx480")
+
+
+def test_a_malformed_profile_file_is_rejected_with_the_field(tmp_path: Path) -> None:
+    document = json.loads((PROFILE_DIR / "l4.json").read_text())
+    document["sms"] = 60
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    with pytest.raises(ProfileFormatError, match="'sms' must be"):
+        load_profile_file(broken)
+    document = json.loads((PROFILE_DIR / "l4.json").read_text())
+    document["limits"]["max_blocks_per_sm"]["kind"] = "guess"
+    broken.write_text(json.dumps(document))
+    with pytest.raises(ProfileFormatError, match="kind 'guess'"):
+        load_profile(str(broken))
+
+
+def test_profile_files_load_from_a_path(tmp_path: Path) -> None:
+    copy = tmp_path / "mine.json"
+    copy.write_text((PROFILE_DIR / "rtx3070.json").read_text())
+    assert load_profile(str(copy)) == load_profile("rtx3070")
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flipflop.cli", *args], capture_output=True, text=True
+    )
+
+
+def test_profiles_command_lists_every_profile_as_json() -> None:
+    done = run_cli("profiles", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)
+    assert [entry["id"] for entry in listed] == [p.id for p in list_profiles()]
+    h100 = next(entry for entry in listed if entry["id"] == "h100-sxm")
+    assert h100["sms"] == 132 and h100["compute_capability"] == [9, 0]
+
+
+def test_profiles_command_table() -> None:
+    done = run_cli("profiles")
+    assert done.returncode == 0, done.stderr
+    assert "rtx3070" in done.stdout and "sm_86" in done.stdout
