@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/model.py [--cu FILE.cu] [--kernel NAME] [--gpu ID]
 
-Evaluates ≥ 80 block shapes × 10 power limits with `flipflop.advice.advise` and prints its time as
-a fraction of `nvcc -ptx` on the same source, both measured in this run (target: < 5%). Uses the
+Evaluates 80 block shapes × 10 power limits, then every 1-D/2-D/3-D candidate × 10 power limits,
+with `flipflop.advice.advise`, and prints each time as a fraction of `nvcc -ptx` on the same
+source, all measured in this run (target: < 5%). Uses the
 real PTX parser and feature extractor when they are installed; otherwise the per-thread work of
 the built-in SAXPY kernel, counted by hand from its source, stands in for them.
 """
@@ -14,7 +15,6 @@ import argparse
 import importlib
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +25,8 @@ from pathlib import Path
 from flipflop.advice import advise
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profiles import load_profile
-from flipflop.launch import LaunchShape, ProblemSize
+from flipflop.launch import Dim3, LaunchShape, ProblemSize
+from flipflop.model import candidate_blocks
 from flipflop.resources import Resources
 
 SAXPY = """\
@@ -66,31 +67,33 @@ def main(argv: list[str] | None = None) -> int:
             "-o",
             str(ptx_path),
         ]
-        compile_s = _median_seconds(lambda: _run(compile_command))
+        compile_s = _best_seconds(lambda: _run(compile_command))
         ptx = ptx_path.read_text(encoding="utf-8")
         resources = _ptxas_resources(ptx_path, profile.arch, args.kernel)
     work_for, origin = _work_source(ptx, args.kernel)
     problem = ProblemSize(threads=(PROBLEM_THREADS, 1, 1))
-
-    def evaluate() -> int:
-        advice = advise(
-            profile, resources, work_for, problem, two_d=True, three_d=True, power_limits=True
-        )
-        return len(advice.predictions)
-
-    configs = evaluate()
-    advise_s = _median_seconds(evaluate)
-    shapes = configs // 10
-    ratio = advise_s / compile_s
+    every_shape = candidate_blocks(profile, two_d=True, three_d=True)
+    # The issue's minimum sweep: every 1-D candidate plus the smallest 2-D/3-D shapes, 80 in all.
+    one_d = [shape for shape in every_shape if shape[1] == shape[2] == 1]
+    minimum = one_d + [shape for shape in every_shape if shape not in one_d][: 80 - len(one_d)]
     print(f"kernel {args.kernel} on {profile.name}; work from {origin}")
     print(f"registers/thread {resources.registers}, static smem {resources.static_smem_bytes} B")
-    print(
-        f"advise: {configs} configurations (~{shapes} shapes x 10 power limits) "
-        f"in {advise_s * 1e3:.1f} ms (median of {REPEATS})"
-    )
-    print(f"nvcc -ptx: {compile_s * 1e3:.1f} ms (median of {REPEATS})")
-    verdict = "meets" if ratio < TARGET else "misses"
-    print(f"ratio: {ratio:.2%} of the compile time ({verdict} the {TARGET:.0%} target)")
+    print(f"nvcc -ptx: {compile_s * 1e3:.1f} ms (best of {REPEATS})")
+    for label, shapes in (("80 shapes", minimum), ("every 3-D candidate", list(every_shape))):
+
+        def evaluate(shapes: list[Dim3] = shapes) -> int:
+            advice = advise(profile, resources, work_for, problem, blocks=shapes, power_limits=True)
+            return len(advice.predictions)
+
+        configs = evaluate()
+        advise_s = _best_seconds(evaluate)
+        ratio = advise_s / compile_s
+        verdict = "meets" if ratio < TARGET else "misses"
+        print(
+            f"{label}: {configs} configurations ({len(shapes)} shapes x 10 power limits) in "
+            f"{advise_s * 1e3:.1f} ms = {ratio:.2%} of the compile time "
+            f"({verdict} the {TARGET:.0%} target)"
+        )
     return 0
 
 
@@ -98,13 +101,14 @@ def _run(command: list[str]) -> None:
     subprocess.run(command, check=True, capture_output=True)
 
 
-def _median_seconds(action: Callable[[], object]) -> float:
+def _best_seconds(action: Callable[[], object]) -> float:
+    """Fastest of REPEATS runs: the least disturbed by other load on the machine."""
     times = []
     for _ in range(REPEATS):
         start = time.perf_counter()
         action()
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return min(times)
 
 
 def _ptxas_resources(ptx_path: Path, arch: str, kernel: str) -> Resources:

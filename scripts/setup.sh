@@ -9,6 +9,6 @@ fi
 stamp=.venv/.flipflop-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev,nvcc]'
+  .venv/bin/python -m pip install --quiet -e '.[dev,nvcc,gpu]'
   touch "$stamp"
 fi

@@ -6,3 +6,4 @@ scripts/setup.sh
 echo "== ruff"; .venv/bin/ruff check server tests benchmarks calibration
 echo "== mypy --strict server/"; .venv/bin/mypy --strict server/
 echo "== pytest"; .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+echo "== VS Code extension"; extension/scripts/test.sh

@@ -21,6 +21,9 @@ from flipflop.model import (
     candidate_blocks,
     power_limit_candidates,
     predict,
+    predict_power_limits,
+    predict_prepared,
+    prepare_launch,
 )
 from flipflop.resources import Resources
 
@@ -266,3 +269,15 @@ def test_power_limit_candidates_cover_the_settable_range(rtx3070: GpuProfile) ->
     assert min(limits) == rtx3070.power_limit_min_w
     with pytest.raises(ValueError):
         power_limit_candidates(rtx3070, count=0)
+
+
+def test_sweeping_power_limits_matches_one_limit_at_a_time(rtx3070: GpuProfile) -> None:
+    shape = LaunchShape((128, 1, 1), (8192, 1, 1))
+    prepared = prepare_launch(rtx3070, Resources(registers=32), fma_work(512), shape)
+    limits = (None, *power_limit_candidates(rtx3070))
+    swept = predict_power_limits(rtx3070, prepared, limits)
+    for limit, prediction in zip(limits, swept, strict=True):
+        single = predict_prepared(rtx3070, prepared, limit)
+        assert prediction.power_limit_w == limit
+        assert prediction.clock_mhz == pytest.approx(single.clock_mhz, abs=1.0)
+        assert prediction.power_w <= (limit or rtx3070.tdp_w) + 1e-9

@@ -64,7 +64,9 @@ def test_unsaved_buffer_resolves_relative_includes(toolchain: Toolchain, tmp_pat
     assert result.ok, result.diagnostics
     assert "_Z6affinePf" in result.ptx
     assert f'"{source}"' in result.ptx
-    assert not any(part.startswith(str(project)) and part.endswith(".cu") for part in result.command)
+    assert not any(
+        part.startswith(str(project)) and part.endswith(".cu") for part in result.command
+    )
 
 
 def test_error_in_unsaved_buffer_is_reported_at_the_real_file(
@@ -72,13 +74,7 @@ def test_error_in_unsaved_buffer_is_reported_at_the_real_file(
 ) -> None:
     source = tmp_path / "broken.cu"
     source.write_text("// saved text is fine\n")
-    buffer = (
-        "__global__ void k(float* x)\n"
-        "{\n"
-        "    float y = undefined_symbol;\n"
-        "    x[0] = y;\n"
-        "}\n"
-    )
+    buffer = "__global__ void k(float* x)\n{\n    float y = undefined_symbol;\n    x[0] = y;\n}\n"
     result = compile_to_ptx(source, buffer, toolchain, "sm_80")
     assert not result.ok
     assert result.ptx == ""
@@ -310,7 +306,7 @@ def test_crashing_nvcc_becomes_an_error_diagnostic(toolchain: Toolchain, tmp_pat
 
 
 def test_unreadable_source_is_a_clear_error(toolchain: Toolchain, tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="missing.cu: cannot read"):
+    with pytest.raises(FileNotFoundError, match=r"missing\.cu: cannot read"):
         compile_to_ptx(tmp_path / "missing.cu", None, toolchain, "sm_80")
 
 

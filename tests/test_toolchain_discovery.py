@@ -91,9 +91,7 @@ def test_search_order(
     expected_origin: str,
     expected_version: str,
 ) -> None:
-    found = find_toolchain(
-        None, environment(kits, without=removed), wheel_roots=[wheel_root(kits)]
-    )
+    found = find_toolchain(None, environment(kits, without=removed), wheel_roots=[wheel_root(kits)])
     assert found.origin == expected_origin
     assert found.version == expected_version
 
@@ -127,7 +125,7 @@ def test_missing_nvcc_says_where_it_looked_and_how_to_install(tmp_path: Path) ->
 
 
 def test_a_wrong_explicit_path_is_an_error_not_a_fallback(kits: dict[str, Path]) -> None:
-    with pytest.raises(ToolchainError, match="nvcc not found at .*no-such-nvcc"):
+    with pytest.raises(ToolchainError, match=r"nvcc not found at .*no-such-nvcc"):
         find_toolchain(kits["explicit"] / "no-such-nvcc", environment(kits), wheel_roots=[])
 
 

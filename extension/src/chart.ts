@@ -24,7 +24,8 @@ export interface KernelChart {
   gpu: { id: string; name: string };
   points: ChartPoint[];
   current: ChartChoice | null;
-  heuristic: ChartChoice;
+  /** NVIDIA's occupancy-heuristic choice; null when the server could not place it. */
+  heuristic: ChartChoice | null;
   recommendation: ChartChoice;
 }
 
@@ -109,10 +110,9 @@ export function parseKernelChart(value: unknown): Parsed<KernelChart | null> {
   if (points.length === 0) {
     return { ok: false, error: 'the chart has no configurations' };
   }
-  const heuristic = parseChoice(record.heuristic);
   const recommendation = parseChoice(record.recommendation);
-  if (heuristic === undefined || recommendation === undefined) {
-    return { ok: false, error: 'the chart data lacks the heuristic or the recommendation' };
+  if (recommendation === undefined) {
+    return { ok: false, error: 'the chart data lacks the recommendation' };
   }
   return {
     ok: true,
@@ -120,8 +120,8 @@ export function parseKernelChart(value: unknown): Parsed<KernelChart | null> {
       kernel: record.kernel,
       gpu: { id: gpu.id, name: typeof gpu.name === 'string' ? gpu.name : gpu.id },
       points: points as ChartPoint[],
-      current: record.current === null ? null : parseChoice(record.current) ?? null,
-      heuristic,
+      current: parseChoice(record.current) ?? null,
+      heuristic: parseChoice(record.heuristic) ?? null,
       recommendation,
     },
   };
@@ -202,7 +202,7 @@ export interface ChartLayout {
   /** The Pareto points ordered by time, the line the chart draws through them. */
   front: PlacedPoint[];
   current: PlacedChoice | null;
-  heuristic: PlacedChoice;
+  heuristic: PlacedChoice | null;
   recommendation: PlacedChoice;
 }
 
@@ -247,8 +247,9 @@ export function axisTicks(axis: Axis, format: (value: number) => string): Tick[]
   if (axis.log) {
     for (let exponent = Math.floor(Math.log10(axis.min)); exponent <= Math.ceil(Math.log10(axis.max)); exponent++) {
       for (const mantissa of [1, 2, 5]) {
-        const value = mantissa * 10 ** exponent;
-        if (value >= axis.min && value <= axis.max) {
+        // Powers of ten with negative exponents are inexact in binary; round to the decimal.
+        const value = Number((mantissa * 10 ** exponent).toPrecision(12));
+        if (value >= axis.min * (1 - 1e-9) && value <= axis.max * (1 + 1e-9)) {
           values.push(value);
         }
       }
@@ -271,7 +272,8 @@ export function layoutChart(chart: KernelChart, width = 720, height = 440): Char
     right: width - MARGIN.right,
     bottom: height - MARGIN.bottom,
   };
-  const choices = [chart.heuristic, chart.recommendation, ...(chart.current ? [chart.current] : [])];
+  const choices = [chart.recommendation, chart.heuristic, chart.current]
+    .filter((choice): choice is ChartChoice => choice !== null);
   const times = [...chart.points.map((p) => p.time_s), ...choices.map((c) => c.time_s)];
   const energies = [...chart.points.map((p) => p.energy_j), ...choices.map((c) => c.energy_j)];
   const xAxis = makeAxis(times, plot.left, plot.right);
@@ -303,7 +305,9 @@ export function layoutChart(chart: KernelChart, width = 720, height = 440): Char
     points,
     front,
     current: chart.current ? placeChoice(chart.current, `current ${formatChoice(chart.current)}`) : null,
-    heuristic: placeChoice(chart.heuristic, `NVIDIA heuristic ${formatChoice(chart.heuristic)}`),
+    heuristic: chart.heuristic
+      ? placeChoice(chart.heuristic, `NVIDIA heuristic ${formatChoice(chart.heuristic)}`)
+      : null,
     recommendation: placeChoice(
       chart.recommendation,
       `recommended ${formatChoice(chart.recommendation)}`,
@@ -338,6 +342,11 @@ function choiceTitle(placed: PlacedChoice): string {
   return `${placed.label}: ${formatSeconds(placed.choice.time_s)}, ${formatJoules(placed.choice.energy_j)}`;
 }
 
+export function sameChoice(a: ChartChoice, b: ChartChoice): boolean {
+  return a.block.every((extent, axis) => extent === b.block[axis])
+    && (a.power_limit_w ?? null) === (b.power_limit_w ?? null);
+}
+
 /** Keeps a label inside the plot: flips it to the left of its marker near the right edge. */
 function labelAt(layout: ChartLayout, x: number, y: number, dy: number, text: string, cls: string): string {
   const flip = x > layout.plot.right - 140;
@@ -347,10 +356,10 @@ function labelAt(layout: ChartLayout, x: number, y: number, dy: number, text: st
 }
 
 const STYLE = `
-  text { font: 11px var(--vscode-font-family, sans-serif); fill: var(--vscode-foreground, #333); }
+  text { font: 12px var(--vscode-font-family, sans-serif); fill: var(--vscode-foreground, #333); }
   .axis { stroke: var(--vscode-foreground, #333); stroke-width: 1; }
   .grid { stroke: var(--vscode-editorWidget-border, #ccc); stroke-width: 0.5; stroke-dasharray: 2 3; }
-  .title { font-size: 12px; font-weight: 600; }
+  .title { font-size: 13px; font-weight: 600; }
   .point { fill: var(--vscode-descriptionForeground, #888); opacity: 0.55; }
   .pareto { fill: var(--vscode-charts-blue, #1a85ff); stroke: var(--vscode-editor-background, #fff); stroke-width: 1; }
   .front { fill: none; stroke: var(--vscode-charts-blue, #1a85ff); stroke-width: 1.5; }
@@ -360,7 +369,7 @@ const STYLE = `
   .label-current { fill: var(--vscode-charts-orange, #d18616); font-weight: 600; }
   .label-heuristic { fill: var(--vscode-charts-red, #e51400); font-weight: 600; }
   .label-recommended { fill: var(--vscode-charts-green, #388a34); font-weight: 600; }
-  .block-label { font-size: 10px; fill: var(--vscode-charts-blue, #1a85ff); }
+  .block-label { font-size: 11px; fill: var(--vscode-charts-blue, #1a85ff); }
 `;
 
 function diamond(x: number, y: number, size: number): string {
@@ -424,9 +433,18 @@ export function renderChartSvg(chart: KernelChart, width = 720, height = 440): s
   }
   // Markers stack their labels at different heights so coinciding choices stay readable.
   const { heuristic, recommendation, current } = layout;
+  const currentIsHeuristic =
+    current !== null && heuristic !== null && sameChoice(current.choice, heuristic.choice);
+  if (heuristic !== null) {
+    const heuristicLabel = currentIsHeuristic
+      ? `current = NVIDIA heuristic ${formatChoice(heuristic.choice)}`
+      : heuristic.label;
+    parts.push(
+      `<path class="heuristic" d="${diamond(heuristic.x, heuristic.y, 9)}"><title>${escapeXml(choiceTitle(heuristic))}</title></path>`,
+      labelAt(layout, heuristic.x, heuristic.y, -12, heuristicLabel, 'label-heuristic'),
+    );
+  }
   parts.push(
-    `<path class="heuristic" d="${diamond(heuristic.x, heuristic.y, 9)}"><title>${escapeXml(choiceTitle(heuristic))}</title></path>`,
-    labelAt(layout, heuristic.x, heuristic.y, -12, heuristic.label, 'label-heuristic'),
     `<rect class="recommended" x="${r1(recommendation.x - 8)}" y="${r1(recommendation.y - 8)}" width="16" height="16">` +
       `<title>${escapeXml(choiceTitle(recommendation))}</title></rect>`,
     labelAt(layout, recommendation.x, recommendation.y, 22, recommendation.label, 'label-recommended'),
@@ -435,8 +453,10 @@ export function renderChartSvg(chart: KernelChart, width = 720, height = 440): s
     parts.push(
       `<circle class="current" cx="${r1(current.x)}" cy="${r1(current.y)}" r="11">` +
         `<title>${escapeXml(choiceTitle(current))}</title></circle>`,
-      labelAt(layout, current.x, current.y, 4, current.label, 'label-current'),
     );
+    if (!currentIsHeuristic) {
+      parts.push(labelAt(layout, current.x, current.y, 4, current.label, 'label-current'));
+    }
   }
   parts.push('</svg>');
   return parts.join('\n');

@@ -7,6 +7,7 @@ import {
   formatJoules,
   formatSeconds,
   renderChartSvg,
+  sameChoice,
   type ChartChoice,
   type KernelChart,
 } from './chart';
@@ -22,10 +23,14 @@ export function chartSummary(chart: KernelChart): string {
   const parts = [
     `Recommended block ${formatChoice(rec)}: ${formatSeconds(rec.time_s)}, ${formatJoules(rec.energy_j)} per launch`,
   ];
-  if (chart.current !== null) {
+  if (chart.current !== null && sameChoice(chart.current, rec)) {
+    parts.push('which is the current launch');
+  } else if (chart.current !== null) {
     parts.push(`saves ${saving(chart.current, rec)} energy against the current ${formatChoice(chart.current)}`);
   }
-  parts.push(`${saving(chart.heuristic, rec)} against NVIDIA's occupancy heuristic ${formatChoice(chart.heuristic)}`);
+  if (chart.heuristic !== null) {
+    parts.push(`${saving(chart.heuristic, rec)} against NVIDIA's occupancy heuristic ${formatChoice(chart.heuristic)}`);
+  }
   return `${parts.join(', ')}.`;
 }
 

@@ -149,10 +149,8 @@ export class ServerController implements vscode.Disposable {
       options: { env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { language: CUDA_LANGUAGE_ID, scheme: 'file' },
-        { language: CUDA_LANGUAGE_ID, scheme: 'untitled' },
-      ],
+      // nvcc compiles files on disk (includes resolve next to them), so unsaved buffers are left out.
+      documentSelector: [{ language: CUDA_LANGUAGE_ID, scheme: 'file' }],
       initializationOptions: currentServerSettings(),
       outputChannel: this.log,
       traceOutputChannel: this.log,

@@ -1,5 +1,6 @@
 // Entry point: wires the server, the status bar, the chart view and the commands together.
 import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
 
 import { parseKernelChart } from './chart';
 import { ChartView } from './chartView';
@@ -85,22 +86,51 @@ async function analyzeCurrentFile(server: ServerController): Promise<void> {
   void vscode.window.showInformationMessage(analysisSummary(result?.kernels ?? 0, result?.diagnostics ?? 0));
 }
 
-async function showChart(server: ServerController, view: ChartView): Promise<void> {
-  const editor = activeCudaEditor();
-  const client = server.running;
-  if (editor === undefined) {
-    return;
+interface ChartTarget {
+  uri: string;
+  position: { line: number; character: number };
+}
+
+/**
+ * The kernel to chart: the code lens passes its document and position (as protocol values), the
+ * command palette means the cursor in the active editor.
+ */
+function chartTarget(client: LanguageClient, uriArgument: unknown, positionArgument: unknown): ChartTarget | undefined {
+  const position = positionArgument as { line?: unknown; character?: unknown } | undefined;
+  if (typeof uriArgument === 'string' && typeof position?.line === 'number' && typeof position.character === 'number') {
+    return { uri: uriArgument, position: { line: position.line, character: position.character } };
   }
+  const editor = activeCudaEditor();
+  if (editor === undefined) {
+    return undefined;
+  }
+  const cursor = editor.selection.active;
+  return {
+    uri: client.code2ProtocolConverter.asUri(editor.document.uri),
+    position: { line: cursor.line, character: cursor.character },
+  };
+}
+
+async function showChart(
+  server: ServerController,
+  view: ChartView,
+  uriArgument?: unknown,
+  positionArgument?: unknown,
+): Promise<void> {
+  const client = server.running;
   if (client === undefined) {
     void vscode.window.showErrorMessage(SERVER_NOT_RUNNING);
     return;
   }
-  const position = editor.selection.active;
+  const target = chartTarget(client, uriArgument, positionArgument);
+  if (target === undefined) {
+    return;
+  }
   const answer = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Window, title: 'FlipFlop: computing the chart' },
     () => client.sendRequest<unknown>('flipflop/kernelChart', {
-      textDocument: { uri: client.code2ProtocolConverter.asUri(editor.document.uri) },
-      position: { line: position.line, character: position.character },
+      textDocument: { uri: target.uri },
+      position: target.position,
     }),
   );
   const parsed = parseKernelChart(answer);
@@ -116,10 +146,13 @@ async function showChart(server: ServerController, view: ChartView): Promise<voi
 }
 
 /** Runs a command and turns any failure into a message instead of a silent rejection. */
-function guarded(log: vscode.LogOutputChannel, action: () => Promise<void>): () => Promise<void> {
-  return async () => {
+function guarded(
+  log: vscode.LogOutputChannel,
+  action: (...args: unknown[]) => Promise<void>,
+): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
     try {
-      await action();
+      await action(...args);
     } catch (error) {
       log.error(String(error));
       void vscode.window.showErrorMessage(`FlipFlop: ${error instanceof Error ? error.message : String(error)}`);
@@ -152,7 +185,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('flipflop.restartServer', guarded(log, () => server.restart())),
     vscode.commands.registerCommand('flipflop.selectGpu', guarded(log, () => selectGpu(server, log))),
     vscode.commands.registerCommand('flipflop.analyzeFile', guarded(log, () => analyzeCurrentFile(server))),
-    vscode.commands.registerCommand('flipflop.showChart', guarded(log, () => showChart(server, chartView))),
+    vscode.commands.registerCommand('flipflop.showChart', guarded(log, (uri, position) => showChart(server, chartView, uri, position))),
     vscode.commands.registerCommand('flipflop.showOutput', () => log.show()),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
       if (!event.affectsConfiguration('flipflop')) {

@@ -50,6 +50,7 @@ describe('parseKernelChart', () => {
       { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [32], time_s: -1, energy_j: 1 }] },
       { kernel: 'k', gpu: { id: 'x' }, points: [] },
       { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [32], time_s: 1, energy_j: 1 }] },
+      { kernel: 'k', gpu: { id: 'x' }, points: [{ block: [32], time_s: 1, energy_j: 1 }], recommendation: { block: [32] } },
     ];
     for (const value of bad) {
       const parsed = parseKernelChart(value);
@@ -71,6 +72,21 @@ describe('parseKernelChart', () => {
     assert.equal(parsed.value.points[0].power_w, 5);
     assert.equal(parsed.value.gpu.name, 'g');
   });
+
+  it('draws a chart without the heuristic or the current launch when the server has neither', () => {
+    const parsed = parseKernelChart({
+      kernel: 'k', gpu: { id: 'g', name: 'G' }, current: null, heuristic: null,
+      points: [{ block: [64], time_s: 1e-3, energy_j: 0.1, pareto: true }],
+      recommendation: { block: [64], time_s: 1e-3, energy_j: 0.1 },
+    });
+    assert.ok(parsed.ok && parsed.value !== null);
+    const svg = renderChartSvg(parsed.value);
+    assert.doesNotMatch(svg, /class="heuristic"|class="current"/);
+    assert.match(svg, /class="recommended"/);
+    assert.equal(chartSummary(parsed.value), 'Recommended block 64: 1.00 ms, 100 mJ per launch.');
+    const already = { ...parsed.value, current: parsed.value.recommendation };
+    assert.equal(chartSummary(already), 'Recommended block 64: 1.00 ms, 100 mJ per launch, which is the current launch.');
+  });
 });
 
 describe('layoutChart', () => {
@@ -79,7 +95,7 @@ describe('layoutChart', () => {
 
   it('keeps every point and marker inside the plot area', () => {
     const { left, right, top, bottom } = layout.plot;
-    const markers = [layout.heuristic, layout.recommendation, layout.current!];
+    const markers = [layout.heuristic!, layout.recommendation, layout.current!];
     for (const { x, y } of [...layout.points, ...markers]) {
       assert.ok(x >= left && x <= right, `x=${x}`);
       assert.ok(y >= top && y <= bottom, `y=${y}`);
@@ -98,7 +114,7 @@ describe('layoutChart', () => {
     const rec = layout.points.find((p) => p.point.block[0] === 128)!;
     assert.deepEqual([layout.recommendation.x, layout.recommendation.y], [rec.x, rec.y]);
     assert.equal(layout.current!.label, 'current 1024');
-    assert.equal(layout.heuristic.label, 'NVIDIA heuristic 1024');
+    assert.equal(layout.heuristic!.label, 'NVIDIA heuristic 1024');
   });
 
   it('switches to a log axis when values span more than a factor of eight', () => {
@@ -126,6 +142,9 @@ describe('renderChartSvg and chartHtml', () => {
     assert.equal((svg.match(/<circle class="pareto"/g) ?? []).length, 3);
     assert.match(svg, /class="front" d="M[^"]+ L[^"]+ L[^"]+"/);
     assert.match(svg, /scale&lt;float&gt;/);
+    // The current launch is NVIDIA's choice here: one label says so instead of two overlapping.
+    assert.match(svg, />current = NVIDIA heuristic 1024</);
+    assert.doesNotMatch(svg, />current 1024</);
     assert.doesNotMatch(svg, /scale<float>/);
   });
 

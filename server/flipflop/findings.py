@@ -57,6 +57,7 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
     for kernel in result.kernels:
         for launch in kernel.launches:
             found.extend(_launch_findings(result, kernel, launch, min_saving))
+        found.extend(_launch_bounds_findings(result, kernel, min_saving))
         found.extend(_driver_findings(kernel))
     return tuple(found)
 
@@ -109,7 +110,7 @@ def _launch_findings(
     off_front = "" if current.pareto else " is off the energy/time Pareto front and"
     message = (
         f"{kernel.info.display_name.split('(')[0]}<<<…, {format_shape(current.block)}>>>"
-        f"{off_front} is predicted to use {saving:.0%} more energy than block "
+        f"{off_front} could use {saving:.0%} less energy with block "
         f"{format_shape(rec.block)} on {gpu} ({format_energy(current.energy_j)} → "
         f"{format_energy(rec.energy_j)}, {format_time(current.time_s)} → "
         f"{format_time(rec.time_s)}); {_rule_text(advice)}"
@@ -120,10 +121,54 @@ def _launch_findings(
             code="FF001",
             severity="warning",
             message=message,
-            line=site.line,
+            line=site.line + 1,
             range=site.block.range,
             kernel=kernel.info.name,
-            related_lines=(site.line,),
+            related_lines=(site.line + 1,),
+            fixes=fixes,
+        )
+    ]
+
+
+def _launch_bounds_findings(
+    result: AnalysisResult, kernel: KernelReport, min_saving: float
+) -> list[Finding]:
+    """`__launch_bounds__` that rules out a configuration using clearly less energy."""
+    source_kernel = kernel.source_kernel
+    launch = kernel.primary
+    bounds = source_kernel.launch_bounds if source_kernel is not None else None
+    if bounds is None or source_kernel is None or launch.unbounded is None:
+        return []
+    bounded = launch.advice.recommendation
+    free = launch.unbounded.recommendation
+    if free.energy_j >= bounded.energy_j * (1.0 - max(min_saving, 1e-9)):
+        return []
+    saving = 1.0 - free.energy_j / bounded.energy_j
+    message = (
+        f"__launch_bounds__({', '.join(bounds.arguments)}) rules out block"
+        f" {format_shape(free.block)}, predicted to use {saving:.0%} less energy than the best"
+        f" allowed block {format_shape(bounded.block)} on {result.profile.name}"
+        f" ({format_energy(bounded.energy_j)} → {format_energy(free.energy_j)})"
+    )
+    fixes: tuple[Fix, ...] = ()
+    if launch.site is not None and free.power_limit_w is None:
+        rewritten = rewrite_launch(result.source, launch.site, free.block)
+        if not isinstance(rewritten, Refusal):
+            fixes = (
+                Fix(
+                    title=f"Raise the bounds and use block {format_shape(free.block)}",
+                    edits=rewritten.edits,
+                    preferred=True,
+                ),
+            )
+    return [
+        Finding(
+            code="FF002",
+            severity="warning",
+            message=message,
+            line=source_kernel.line + 1,
+            range=bounds.range,
+            kernel=kernel.info.name,
             fixes=fixes,
         )
     ]
@@ -213,7 +258,7 @@ def _driver_line(kernel: KernelReport, driver: Driver) -> int | None:
     if driver.lines:
         return driver.lines[0]
     if kernel.source_kernel is not None:
-        return kernel.source_kernel.line
+        return kernel.source_kernel.line + 1  # the source model counts from 0
     return kernel.info.line
 
 

@@ -12,8 +12,9 @@ docs/model.md). Each report says which one it used.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +25,7 @@ from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.ir import Module, PerformanceDirectives
 from flipflop.launch import Dim3, LaunchShape, ProblemSize
+from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
@@ -31,14 +33,17 @@ from flipflop.source.coverage import fold_text, problem_size
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite, SourceFile
 from flipflop.toolchain import (
+    AssemblyResult,
     BuildResult,
     CompileOptions,
     KernelInfo,
     Toolchain,
     ToolDiagnostic,
-    build,
+    assemble,
+    compile_to_ptx,
     find_toolchain,
 )
+from flipflop.toolchain.build import describe_kernels
 from flipflop.toolchain.names import kernel_base_name
 
 # Threads to cover when nothing says how big the problem is: 2^20 along x for 1-D kernels,
@@ -46,6 +51,9 @@ from flipflop.toolchain.names import kernel_base_name
 # profiled GPU, so the recommendation is not an artefact of a tiny grid.
 DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
 DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+
+# `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).
+Assembler = Callable[[str, str, Toolchain, float, "threading.Event | None"], AssemblyResult]
 
 ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
 
@@ -94,6 +102,8 @@ class LaunchReport:
     dynamic_smem_bytes: int
     params: tuple[tuple[str, float], ...]  # PTX parameter names → values used
     advice: Advice
+    # The same search without the kernel's launch bounds, when it has some: what they cost.
+    unbounded: Advice | None = None
 
 
 @dataclass(frozen=True)
@@ -133,9 +143,12 @@ def analyze(
     *,
     toolchain: Toolchain | None = None,
     cancel: threading.Event | None = None,
+    assembler: Assembler = assemble,
 ) -> AnalysisResult:
     """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
 
+    `assembler` runs `ptxas -v`; a caller that keeps state (the language server) may pass one
+    that reuses results for PTX that differs only in line information.
     Raises `UnknownGpuError` for a bad GPU id and `ToolchainError` when nvcc is missing, hangs or
     is cancelled; errors in the user's code come back in `AnalysisResult.diagnostics`.
     """
@@ -144,26 +157,36 @@ def analyze(
     source_text = text if text is not None else path.read_text(errors="surrogateescape")
     source = parse_source(source_text)
     arch = options.arch or profile.arch
-    built = build(path, source_text, options.compile_options(), arch, tools, cancel)
-    if not built.compile.ok:
-        return AnalysisResult(path, profile, tools, arch, built, source, None, ())
-    module = parse_ptx(built.ptx, str(path))
-    kernels: list[KernelReport] = []
-    notes: list[str] = []
-    for info in built.kernels:
-        if not _selected(info, options.kernel):
-            continue
-        if info.resources is None:
-            notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
-            continue
-        features = extract_features(module, info.name)
-        source_kernel = source.kernel(kernel_base_name(info.display_name))
-        function = module.function(info.name)
-        directives = function.directives if function else PerformanceDirectives()
-        launches = _launch_reports(
-            profile, info, features, directives, source, source_kernel, options
+    compiled = compile_to_ptx(path, source_text, tools, arch, options.compile_options(), cancel)
+    if not compiled.ok:
+        failed = BuildResult(compile=compiled, assembly=None, kernels=())
+        return AnalysisResult(path, profile, tools, arch, failed, source, None, ())
+    named = describe_kernels(compiled.ptx, {}, path, source_text)
+    # ptxas -v only adds resource usage. Parsing the PTX and counting the work of every candidate
+    # shape need none of it, so they run while ptxas does: ptxas is a third of nvcc's time.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="flipflop-ptxas") as pool:
+        assembling = pool.submit(
+            assembler, compiled.ptx, compiled.arch, tools, options.compile_timeout_s, cancel
         )
-        kernels.append(KernelReport(info, info.resources, features, source_kernel, launches))
+
+        def resources_of(name: str) -> Resources | None:
+            return assembling.result().resources.get(name)
+
+        try:
+            module = parse_ptx(compiled.ptx, str(path))
+            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of)
+        except Exception:
+            if assembling.result().ok:
+                raise
+            # PTX that ptxas rejects may defeat the analysis too; ptxas's errors say why.
+            module, kernels, notes = None, [], []
+        assembled = assembling.result()
+    usage = assembled.resources
+    built = BuildResult(
+        compile=compiled,
+        assembly=assembled,
+        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
+    )
     if options.kernel is not None and not kernels:
         known = ", ".join(k.display_name for k in built.kernels) or "none"
         notes.append(f"no kernel matches '{options.kernel}'; kernels in this file: {known}")
@@ -171,6 +194,39 @@ def analyze(
         path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
         tuple(notes),
     )
+
+
+def _kernel_reports(
+    profile: GpuProfile,
+    module: Module,
+    named: tuple[KernelInfo, ...],
+    source: SourceFile,
+    options: AnalysisOptions,
+    resources_of: Callable[[str], Resources | None],
+) -> tuple[list[KernelReport], list[str]]:
+    kernels: list[KernelReport] = []
+    notes: list[str] = []
+    for info in named:
+        if not _selected(info, options.kernel):
+            continue
+        features = extract_features(module, info.name)
+        source_kernel = source.kernel(kernel_base_name(info.display_name))
+        function = module.function(info.name)
+        directives = function.directives if function else PerformanceDirectives()
+
+        def usage(name: str = info.name) -> Resources | None:
+            return resources_of(name)
+
+        launches = _launch_reports(
+            profile, features, directives, source, source_kernel, options, usage
+        )
+        resources = usage()
+        if launches is None or resources is None:
+            notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
+            continue
+        with_usage = replace(info, resources=resources)
+        kernels.append(KernelReport(with_usage, resources, features, source_kernel, launches))
+    return kernels, notes
 
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
@@ -181,58 +237,87 @@ def _selected(info: KernelInfo, wanted: str | None) -> bool:
 
 def _launch_reports(
     profile: GpuProfile,
-    info: KernelInfo,
     features: KernelFeatures,
     directives: PerformanceDirectives,
     source: SourceFile,
     source_kernel: SourceKernel | None,
     options: AnalysisOptions,
-) -> tuple[LaunchReport, ...]:
+    usage: Callable[[], Resources | None],
+) -> tuple[LaunchReport, ...] | None:
+    """One report per launch site; None when ptxas gave the kernel no resource usage."""
     sites: tuple[LaunchSite | None, ...] = ()
     if source_kernel is not None:
         sites = source.launches_of(source_kernel.name)
     if not sites or options.grid is not None or options.threads is not None:
         sites = sites[:1] or (None,)
-    return tuple(
-        _launch_report(profile, info, features, directives, source_kernel, site, options)
-        for site in sites
-    )
+    reports: list[LaunchReport] = []
+    for site in sites:
+        report = _launch_report(
+            profile, features, directives, source_kernel, site, options, usage
+        )
+        if report is None:
+            return None
+        reports.append(report)
+    return tuple(reports)
 
 
 def _launch_report(
     profile: GpuProfile,
-    info: KernelInfo,
     features: KernelFeatures,
     directives: PerformanceDirectives,
     source_kernel: SourceKernel | None,
     site: LaunchSite | None,
     options: AnalysisOptions,
-) -> LaunchReport:
+    usage: Callable[[], Resources | None],
+) -> LaunchReport | None:
     params = _parameter_values(features, source_kernel, site, options)
     problem, origin = _problem(features, source_kernel, site, options, params)
     current = _current_block(source_kernel, site)
     dynamic_smem = _dynamic_smem(source_kernel, site, options)
     ptx_params = tuple(params.items())
-    resources = info.resources or Resources(registers=0)
+    two_d = features.uses_tid_y or (current is not None and current[1] > 1)
+    three_d = features.uses_tid_z or (current is not None and current[2] > 1)
+    # Counted once per shape, before the resources are needed (see `analyze`); the search with
+    # and without launch bounds then shares the counts.
+    counted: dict[LaunchShape, ThreadWork] = {}
 
     def work_for(shape: LaunchShape) -> ThreadWork:
-        return features.work(shape, params)
+        if shape not in counted:
+            counted[shape] = features.work(shape, params)
+        return counted[shape]
 
-    advice = advise(
-        profile,
-        resources,
-        work_for,
-        problem,
-        two_d=features.uses_tid_y or (current is not None and current[1] > 1),
-        three_d=features.uses_tid_z or (current is not None and current[2] > 1),
-        current_block=current,
-        blocks=options.blocks,
-        power_limits=options.power_limits,
-        slack=options.slack,
-        dynamic_smem_bytes=dynamic_smem,
-        block_limit=_block_limit(directives, source_kernel),
+    include = () if current is None else (current,)
+    for block in options.blocks or candidate_blocks(
+        profile, two_d=two_d, three_d=three_d, include=include
+    ):
+        work_for(LaunchShape(block, problem.grid_for(block), dynamic_smem))
+    resources = usage()
+    if resources is None:
+        return None
+
+    block_limit = _block_limit(directives, source_kernel)
+
+    def search(limit: int | None) -> Advice:
+        return advise(
+            profile,
+            resources,
+            work_for,
+            problem,
+            two_d=two_d,
+            three_d=three_d,
+            current_block=current,
+            blocks=options.blocks,
+            power_limits=options.power_limits,
+            slack=options.slack,
+            dynamic_smem_bytes=dynamic_smem,
+            block_limit=limit,
+        )
+
+    advice = search(block_limit)
+    unbounded = search(None) if block_limit is not None else None
+    return LaunchReport(
+        site, problem, origin, current, dynamic_smem, ptx_params, advice, unbounded
     )
-    return LaunchReport(site, problem, origin, current, dynamic_smem, ptx_params, advice)
 
 
 def _parameter_values(

@@ -1,24 +1,30 @@
-// Per-thread lookup table indexed by data: the index is known only at run time, so the array
-// cannot live in registers and goes to local memory (stack frame in ptxas's report).
+// Per-thread histogram of 4-bit codes: the array is indexed by data, known only at run time,
+// so it cannot live in registers and goes to local memory (ptxas reports a stack frame).
 #include <cuda_runtime.h>
 
-constexpr int TABLE = 32;
+constexpr int CODES = 16;
+constexpr int CODES_PER_THREAD = 64;
 
-__global__ void piecewise_linear(const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ knots, int n)
+__global__ void most_frequent_code(const unsigned char* __restrict__ codes, unsigned char* __restrict__ mode, int n_threads)
 {
-    float slopes[TABLE];
-    for (int t = 0; t < TABLE; ++t) {
-        slopes[t] = knots[t + 1] - knots[t];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n_threads) {
+        return;
     }
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) {
-        float position = x[i] * (TABLE - 1);
-        int segment = min(max(int(position), 0), TABLE - 1);
-        y[i] = knots[segment] + slopes[segment] * (position - segment);
+    int counts[CODES] = {};
+    for (int j = 0; j < CODES_PER_THREAD; ++j) {
+        counts[codes[t * CODES_PER_THREAD + j] & (CODES - 1)] += 1;
     }
+    int best = 0;
+    for (int c = 1; c < CODES; ++c) {
+        if (counts[c] > counts[best]) {
+            best = c;
+        }
+    }
+    mode[t] = static_cast<unsigned char>(best);
 }
 
-void evaluate(const float* x, float* y, const float* knots, int n)
+void modes(const unsigned char* codes, unsigned char* mode, int n_threads)
 {
-    piecewise_linear<<<(n + 255) / 256, 256>>>(x, y, knots, n);
+    most_frequent_code<<<(n_threads + 255) / 256, 256>>>(codes, mode, n_threads);
 }

@@ -22,6 +22,7 @@ from flipflop.model import (
     UnlaunchableConfig,
     candidate_blocks,
     power_limit_candidates,
+    predict_power_limits,
     predict_prepared,
     prepare_launch,
 )
@@ -128,12 +129,14 @@ def advise(
         swept = power_limit_candidates(profile, POWER_LIMIT_COUNT)
         limits += tuple(limit for limit in swept if limit != profile.tdp_w)
     raw = [
-        predict_prepared(profile, evaluated.prepared, limit)
+        prediction
         for evaluated in launchable.values()
-        for limit in limits
+        for prediction in predict_power_limits(profile, evaluated.prepared, limits)
     ]
     flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
-    predictions = tuple(replace(p, pareto=flag) for p, flag in zip(raw, flags, strict=True))
+    predictions = tuple(
+        replace(p, pareto=True) if flag else p for p, flag in zip(raw, flags, strict=True)
+    )
 
     fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
     within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))

@@ -52,7 +52,9 @@ class ControlFlow:
         low, high = self.dom_pre[block], self.dom_post[block]
         if low < 0:
             return []
-        return [b for b in self.reachable_order if low <= self.dom_pre[b] and self.dom_post[b] <= high]
+        return [
+            b for b in self.reachable_order if low <= self.dom_pre[b] and self.dom_post[b] <= high
+        ]
 
 
 def branch_target(instruction: Instruction) -> str | None:
@@ -66,9 +68,9 @@ def build_control_flow(function: Function) -> ControlFlow:
     blocks = function.blocks
     count = len(blocks)
     labels = {block.label: index for index, block in enumerate(blocks) if block.label}
-    successors: list[tuple[int, ...]] = []
-    for index, block in enumerate(blocks):
-        successors.append(_successors(index, block.instructions, labels, count))
+    successors: list[tuple[int, ...]] = [
+        _successors(index, block.instructions, labels, count) for index, block in enumerate(blocks)
+    ]
     predecessors: list[list[int]] = [[] for _ in range(count)]
     for index, targets in enumerate(successors):
         for target in targets:
@@ -89,18 +91,18 @@ def build_control_flow(function: Function) -> ControlFlow:
                 else:
                     irreducible = True
 
-    raw_loops = []
-    for header, latches in back_edges.items():
-        body = {header}
-        stack = [latch for latch in latches if latch != header]
-        body.update(stack)
+    raw_loops: list[tuple[int, tuple[int, ...], frozenset[int]]] = []
+    for header, sources in back_edges.items():
+        members = {header}
+        stack = [latch for latch in sources if latch != header]
+        members.update(stack)
         while stack:
-            block = stack.pop()
-            for previous in predecessors[block]:
-                if previous not in body and previous in position:
-                    body.add(previous)
+            member = stack.pop()
+            for previous in predecessors[member]:
+                if previous not in members and previous in position:
+                    members.add(previous)
                     stack.append(previous)
-        raw_loops.append((header, tuple(sorted(latches)), frozenset(body)))
+        raw_loops.append((header, tuple(sorted(sources)), frozenset(members)))
     # Outer loops first: a loop's parent is the smallest earlier loop containing its header.
     raw_loops.sort(key=lambda loop: (-len(loop[2]), position[loop[0]]))
     loops: list[Loop] = []
@@ -113,8 +115,8 @@ def build_control_flow(function: Function) -> ControlFlow:
                 break
         depth = 1 if parent is None else loops[parent].depth + 1
         loops.append(Loop(index, header, latches, body, parent, depth))
-        for block in body:
-            innermost[block] = index  # later (smaller) loops overwrite: innermost wins
+        for member in body:
+            innermost[member] = index  # later (smaller) loops overwrite: innermost wins
 
     return ControlFlow(
         successors=tuple(successors),
@@ -208,7 +210,9 @@ def _dominators(order: list[int], predecessors: list[list[int]], count: int) -> 
     return idom
 
 
-def _number_dominator_tree(idom: list[int], order: list[int], count: int) -> tuple[list[int], list[int]]:
+def _number_dominator_tree(
+    idom: list[int], order: list[int], count: int
+) -> tuple[list[int], list[int]]:
     children: list[list[int]] = [[] for _ in range(count)]
     for block in order[1:]:
         if idom[block] >= 0:

@@ -11,8 +11,11 @@ The analysis is conservative about that:
 
 Approximations (documented because they are not exact):
 - `and x, 2^k - 1` with a small mask on a value that is the same for every thread (a loop
-  remainder `n & 3`) is taken as its mean, (2^k - 1) / 2; with a large mask, or on a value that
-  varies between threads (`(tid + 1) % 256`), and `and x, -2^k` (rounding down), it is taken as x.
+  remainder `n & 3`) is taken as its mean, (2^k - 1) / 2; any other mask made of one run of set
+  bits (`(tid + 1) % 256`, rounding down with `-2^k`) is taken as x: right for the lanes of a
+  warp as long as they do not wrap around.
+- `shr`/`div` by a constant of a value that is the same for every thread (`blockDim.x / 2`) is
+  taken as exact division; on thread-dependent values it is opaque.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flipflop.analysis.cfg import ControlFlow
+from flipflop.analysis.expr import Expr
+from flipflop.analysis.memory import AddressKind, describe_address
 from flipflop.analysis.poly import DATA, LANE, THREAD, Poly, atom_taint
 from flipflop.ir import (
     Address,
@@ -41,6 +46,8 @@ _NO_DESTINATION = frozenset((
     "griddepcontrol", "setmaxnreg", "prefetch", "prefetchu", "st", "red", "cp", "sust",
     "stmatrix", "discard", "applypriority", "createpolicy_none",
 ))  # fmt: skip
+_SPECIAL_DESTINATION = frozenset(("bar", "barrier", "wmma"))
+_IRREGULAR = _NO_DESTINATION | _SPECIAL_DESTINATION
 _LOADS = frozenset(("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "wmma", "txq", "suq"))
 _MAX_DEPTH = 48
 _COMPARISONS = {
@@ -88,7 +95,9 @@ def negate(condition: Condition) -> Condition:
         return condition.inner
     if isinstance(condition, Compare):
         return Compare(condition.left, NEGATE[condition.op], condition.right, condition.site)
-    return Not(condition)
+    if isinstance(condition, Both):
+        return Either(negate(condition.left), negate(condition.right))
+    return Both(negate(condition.left), negate(condition.right))
 
 
 # --------------------------------------------------------------------------- registers
@@ -102,6 +111,9 @@ def destinations(instruction: Instruction) -> tuple[str, ...]:
     opcode = instruction.opcode
     if opcode in _NO_DESTINATION:
         return ()
+    first = operands[0]
+    if type(first) is Register and opcode not in _SPECIAL_DESTINATION:
+        return (first.name,)
     if opcode in ("bar", "barrier") and "red" not in instruction.modifiers:
         return ()
     if opcode == "wmma" and instruction.modifiers[:1] == ("store",):
@@ -155,25 +167,47 @@ class FunctionValues:
         self.function = function
         self.flow = flow
         self.kernel_params = kernel_params
-        blocks = function.blocks
-        self.block_defs: list[dict[str, list[int]]] = []
-        self.def_sites: dict[str, list[tuple[int, int]]] = {}
-        self._records: list[tuple[tuple[str, ...], tuple[str, ...], int]] = []
-        for b, block in enumerate(blocks):
-            local: dict[str, list[int]] = {}
+        self._block_defs: dict[int, dict[str, list[int]]] = {}
+        # Most registers are written once: keep the first site, and a list only for the rest.
+        first_sites: dict[str, tuple[int, int]] = {}
+        more_sites: dict[str, list[tuple[int, int]]] = {}
+        for b, block in enumerate(function.blocks):
             for i, instruction in enumerate(block.instructions):
-                written = destinations(instruction)
-                if not written:
+                operands = instruction.operands
+                if not operands:
                     continue
+                first = operands[0]
+                if type(first) is Register and instruction.opcode not in _IRREGULAR:
+                    written: tuple[str, ...] = (first.name,)
+                else:
+                    written = destinations(instruction)
                 for name in written:
-                    local.setdefault(name, []).append(i)
-                    self.def_sites.setdefault(name, []).append((b, i))
-                self._records.append((written, *self._taint_sources(instruction)))
-            self.block_defs.append(local)
-        self.taint = self._propagate_taints()
+                    if name in first_sites:
+                        more_sites.setdefault(name, [first_sites[name]]).append((b, i))
+                    else:
+                        first_sites[name] = (b, i)
+        self.def_sites: dict[str, list[tuple[int, int]]] = {
+            name: more_sites.get(name) or [site] for name, site in first_sites.items()
+        }
+        self._taints: dict[str, int] = {}
         self.inductions = self._find_induction_variables()
         self._memo: dict[tuple[int, int, str], Poly] = {}
         self._busy: set[tuple[int, int, str]] = set()
+        self._reachable: dict[int, frozenset[int]] = {}
+        self._described: dict[
+            int, tuple[Poly, tuple[AddressKind, tuple[Expr, ...] | None, int]]
+        ] = {}
+
+    def defs_in_block(self, block: int) -> dict[str, list[int]]:
+        """Registers written in a block, with the positions that write them."""
+        known = self._block_defs.get(block)
+        if known is None:
+            known = {}
+            for index, instruction in enumerate(self.function.blocks[block].instructions):
+                for name in destinations(instruction):
+                    known.setdefault(name, []).append(index)
+            self._block_defs[block] = known
+        return known
 
     # ------------------------------------------------------------------ taint
 
@@ -183,10 +217,18 @@ class FunctionValues:
         opcode = instruction.opcode
         sources: list[str] = []
         base = 0
-        for operand in instruction.operands[1:] if destinations(instruction) else ():
-            sources.extend(source_registers(operand))
-            if isinstance(operand, SpecialRegister):
-                base |= atom_taint(operand.name)
+        for operand in instruction.operands[1:]:
+            kind = type(operand)
+            if kind is Register:
+                sources.append(operand.name)  # type: ignore[union-attr]
+            elif kind is Address:
+                address_base = operand.base  # type: ignore[union-attr]
+                if type(address_base) is Register:
+                    sources.append(address_base.name)
+            elif kind is SpecialRegister:
+                base |= atom_taint(operand.name)  # type: ignore[union-attr]
+            elif kind is not Immediate and kind is not Symbol:
+                sources.extend(source_registers(operand))
         if opcode in _LOADS:
             space = instruction.modifiers
             if opcode == "ld" and "param" in space:
@@ -208,22 +250,36 @@ class FunctionValues:
                 return operand.base.name in self.kernel_params
         return False
 
-    def _propagate_taints(self) -> dict[str, int]:
-        taint: dict[str, int] = {}
-        for _ in range(12):
-            changed = False
-            for written, sources, base in self._records:
-                value = base
-                for name in sources:
-                    value |= taint.get(name, 0)
-                for name in written:
-                    old = taint.get(name, 0)
-                    if value | old != old:
-                        taint[name] = value | old
-                        changed = True
-            if not changed:
-                break
-        return taint
+    def taint(self, name: str) -> int:
+        """Everything the register may depend on: the union over all definitions reaching it
+        backwards through the registers they read (flow-insensitive, so redefinitions are
+        covered). A register never written is an unknown input."""
+        known = self._taints.get(name)
+        if known is not None:
+            return known
+        if name not in self.def_sites:
+            return DATA | THREAD | LANE
+        blocks = self.function.blocks
+        everything = DATA | THREAD | LANE
+        result = 0
+        seen = {name}
+        stack = [name]
+        while stack and result != everything:
+            register = stack.pop()
+            if register != name:
+                memo = self._taints.get(register)
+                if memo is not None:
+                    result |= memo
+                    continue
+            for b, i in self.def_sites.get(register, ()):
+                sources, base = self._taint_sources(blocks[b].instructions[i])
+                result |= base
+                for source in sources:
+                    if source not in seen:
+                        seen.add(source)
+                        stack.append(source)
+        self._taints[name] = result
+        return result
 
     # ------------------------------------------------------------------ induction variables
 
@@ -258,7 +314,7 @@ class FunctionValues:
     # ------------------------------------------------------------------ values
 
     def operand(self, operand: Operand, block: int, index: int, depth: int = 0) -> Poly:
-        if isinstance(operand, Register):
+        if type(operand) is Register:
             return self.register(operand.name, block, index, depth)
         if isinstance(operand, Immediate):
             return Poly.constant(operand.value)
@@ -270,33 +326,68 @@ class FunctionValues:
             return self.address(operand, block, index, depth)
         return Poly.opaque(DATA | THREAD | LANE, f"{block}.{index}")
 
+    def describe(
+        self, address: Address, block: int, index: int
+    ) -> tuple[AddressKind, tuple[Expr, ...] | None, int]:
+        """The address's lane pattern; unrolled code reuses one base register with many
+        offsets, so the pattern is worked out once per base value."""
+        base = self.operand(address.base, block, index)
+        cached = self._described.get(id(base))
+        if cached is None:
+            cached = (base, describe_address(base))
+            self._described[id(base)] = cached  # the entry keeps `base` alive: ids stay unique
+        kind, coefficients, offset = cached[1]
+        return kind, coefficients, offset + address.offset
+
     def address(self, address: Address, block: int, index: int, depth: int = 0) -> Poly:
         base = self.operand(address.base, block, index, depth)
         return base + Poly.constant(address.offset) if address.offset else base
 
     def register(self, name: str, block: int, index: int, depth: int = 0) -> Poly:
-        local = self.block_defs[block].get(name)
-        if local:
-            earlier = [i for i in local if i < index]
-            if earlier:
-                return self.definition(block, earlier[-1], name, depth)
         sites = self.def_sites.get(name)
         if not sites:
             return Poly.opaque(DATA | THREAD | LANE, name)  # never written: undefined input
         if len(sites) == 1:
             b, i = sites[0]
             return self.definition(b, i, name, depth)
+        local = self.defs_in_block(block).get(name)
+        if local:
+            earlier = [i for i in local if i < index]
+            if earlier:
+                return self.definition(block, earlier[-1], name, depth)
         induction = self.inductions.get(name)
-        if induction is not None and not induction.geometric:
+        if induction is not None:
             loop = self.flow.loops[induction.loop]
             if block in loop.body:
-                return self._induction_value(induction, block, depth)
-        return Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), name)
+                if not induction.geometric:
+                    return self._induction_value(induction, block, depth)
+            elif len(induction.inits) == 1 and block not in self._after(induction.loop):
+                # Read before the loop ever runs: only the initial value reaches here.
+                b, i = induction.inits[0]
+                return self.definition(b, i, name, depth)
+        return Poly.opaque(self.taint(name), name)
+
+    def _after(self, loop_index: int) -> frozenset[int]:
+        """Blocks reachable from a loop's header (the loop itself included)."""
+        known = self._reachable.get(loop_index)
+        if known is None:
+            successors = self.flow.successors
+            start = self.flow.loops[loop_index].header
+            seen = {start}
+            stack = [start]
+            while stack:
+                for following in successors[stack.pop()]:
+                    if following not in seen:
+                        seen.add(following)
+                        stack.append(following)
+            known = frozenset(seen)
+            self._reachable[loop_index] = known
+        return known
 
     def _induction_value(self, induction: InductionVariable, block: int, depth: int) -> Poly:
         name = induction.register
         loop = self.flow.loops[induction.loop]
-        fallback = Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), name)
+        fallback = Poly.opaque(self.taint(name), name)
         step = self.step(induction, depth)
         if step is None:
             return fallback
@@ -304,7 +395,7 @@ class FunctionValues:
             b, i = induction.inits[0]
             init = self.definition(b, i, name, depth)
         else:
-            init = Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), f"{name}.init")
+            init = Poly.opaque(self.taint(name), f"{name}.init")
         value = init + step * Poly.atom(f"iter:{induction.loop}")
         increment_block = induction.increment[0]
         if (
@@ -338,7 +429,7 @@ class FunctionValues:
         if cached is not None:
             return cached
         if depth > _MAX_DEPTH or key in self._busy:
-            return Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), name)
+            return Poly.opaque(self.taint(name), name)
         self._busy.add(key)
         try:
             value = self._evaluate(self.function.blocks[block].instructions[index], block, index,
@@ -346,7 +437,7 @@ class FunctionValues:
         finally:
             self._busy.discard(key)
         if value.too_big:
-            value = Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), f"{name}@{block}.{index}")
+            value = Poly.opaque(self.taint(name), f"{name}@{block}.{index}")
         self._memo[key] = value
         return value
 
@@ -355,16 +446,16 @@ class FunctionValues:
         opcode = instruction.opcode
         modifiers = instruction.modifiers
         operands = instruction.operands
-        opaque = Poly.opaque(self.taint.get(name, DATA | THREAD | LANE), f"{name}@{block}.{index}")
+        key = (name, block, index)
         if len(operands) < 2 or not isinstance(operands[0], Register):
-            return opaque
+            return self._opaque(name, key)
 
         def value(position: int) -> Poly:
             return self.operand(operands[position], block, index, depth)
 
         if opcode in ("mov", "cvta") or (opcode == "cvt" and _integer_conversion(modifiers)):
             if isinstance(operands[1], Immediate) and isinstance(operands[1].value, float):
-                return opaque
+                return self._opaque(name, key)
             return value(1)
         if opcode == "ld" and "param" in modifiers:
             source = operands[1]
@@ -375,9 +466,9 @@ class FunctionValues:
             ):
                 suffix = f"+{source.offset}" if source.offset else ""
                 return Poly.atom(f"param:{source.base.name}{suffix}")
-            return opaque
+            return self._opaque(name, key)
         if _is_float(modifiers):
-            return opaque
+            return self._opaque(name, key)
         if opcode == "add" and len(operands) == 3:
             return value(1) + value(2)
         if opcode == "sub" and len(operands) == 3:
@@ -391,19 +482,42 @@ class FunctionValues:
         if opcode == "shl" and len(operands) == 3 and isinstance(operands[2], Immediate):
             return value(1).scale(2 ** int(operands[2].value))
         if opcode == "and" and len(operands) == 3 and isinstance(operands[2], Immediate):
-            return self._masked(value(1), int(operands[2].value), opaque)
-        return opaque
+            return self._masked(value(1), int(operands[2].value), name, key)
+        if opcode in ("shr", "div") and len(operands) == 3 and isinstance(operands[2], Immediate):
+            divisor = int(operands[2].value)
+            divisor = 2**divisor if opcode == "shr" else divisor
+            dividend = value(1)
+            if dividend.is_constant and divisor > 0:
+                return Poly.constant(int(dividend.constant_term) // divisor)
+            if divisor > 0 and not dividend.taint() & (THREAD | DATA):
+                return dividend.scale(1 / divisor)  # a launch-wide value: the floor is dropped
+        return self._opaque_from_operands(instruction, key, depth)
 
-    @staticmethod
-    def _masked(operand: Poly, mask: int, opaque: Poly) -> Poly:
+    def _opaque_from_operands(
+        self, instruction: Instruction, key: tuple[str, int, int], depth: int
+    ) -> Poly:
+        """An integer value the analysis does not follow: its taint is that of its inputs,
+        read from their (memoized) values rather than by a search of the whole function."""
+        name, block, index = key
+        sources, taint = self._taint_sources(instruction)
+        for source in sources:
+            taint |= self.register(source, block, index, depth).taint()
+        return Poly.opaque(taint, f"{name}@{block}.{index}")
+
+    def _opaque(self, name: str, key: tuple[str, int, int]) -> Poly:
+        return Poly.opaque(self.taint(name), f"{key[0]}@{key[1]}.{key[2]}")
+
+    def _masked(self, operand: Poly, mask: int, name: str, key: tuple[str, int, int]) -> Poly:
         if operand.is_constant:
             return Poly.constant(int(operand.constant_term) & mask)
         low_mask = mask > 0 and (mask & (mask + 1)) == 0
         if low_mask and mask <= 15 and not operand.taint() & THREAD:
             return Poly.constant(mask / 2)  # mean remainder of an unrolled loop's trip count
-        if low_mask or (mask < 0 and ((-mask) & (-mask - 1)) == 0):
+        lowest = mask & -mask
+        contiguous = mask != 0 and ((mask + lowest) & mask) == 0  # one run of set bits
+        if contiguous:
             return operand
-        return opaque
+        return self._opaque(name, key)
 
     # ------------------------------------------------------------------ conditions
 
@@ -461,7 +575,10 @@ class FunctionValues:
         return None
 
     def _definition_site(self, name: str, block: int, index: int) -> tuple[int, int] | None:
-        local = self.block_defs[block].get(name)
+        sites = self.def_sites.get(name)
+        if sites and len(sites) == 1:
+            return sites[0]
+        local = self.defs_in_block(block).get(name)
         if local:
             earlier = [i for i in local if i < index]
             if earlier:
@@ -501,11 +618,12 @@ def _integer_conversion(modifiers: Sequence[str]) -> bool:
     return not _is_float(modifiers)
 
 
+_FLOAT_TYPES = frozenset(("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32"))
+
+
 def _is_float(modifiers: Sequence[str]) -> bool:
-    return any(m in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32") for m in modifiers)
+    return not _FLOAT_TYPES.isdisjoint(modifiers)
 
 
 def _names(operand: Operand) -> str | None:
     return operand.name if isinstance(operand, Register) else None
-
-

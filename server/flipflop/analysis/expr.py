@@ -96,10 +96,18 @@ class Op:
     def __str__(self) -> str:
         kind = self.kind
         if kind == "add":
-            text = " + ".join(str(arg) for arg in self.args)
-            return f"({text})".replace("+ -", "- ")
+            text = str(self.args[0])
+            for arg in self.args[1:]:
+                negative = _negated(arg)
+                text += f" - {negative}" if negative is not None else f" + {arg}"
+            return f"({text})"
         if kind == "mul":
-            return "*".join(_factor(arg) for arg in self.args)
+            factors = list(self.args)
+            sign = ""
+            if isinstance(factors[0], Const) and factors[0].value in (1.0, -1.0):
+                sign = "-" if factors[0].value < 0 else ""
+                factors = factors[1:]
+            return sign + "*".join(_factor(arg) for arg in factors)
         if kind == "div":
             return f"{_factor(self.args[0])} / {_factor(self.args[1])}"
         if kind == "ceildiv":
@@ -237,6 +245,20 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+def _negated(value: Expr) -> str | None:
+    """The text of -value when value is visibly negative, else None."""
+    if isinstance(value, Const) and value.value < 0:
+        return _number(-value.value)
+    if (
+        isinstance(value, Op)
+        and value.kind == "mul"
+        and isinstance(value.args[0], Const)
+        and value.args[0].value < 0
+    ):
+        return str(mul(Const(-value.args[0].value), *value.args[1:]))
+    return None
+
+
 def _factor(value: Expr) -> str:
     text = str(value)
-    return f"({text})" if isinstance(value, Op) and value.kind in ("div",) else text
+    return f"({text})" if isinstance(value, Op) and value.kind in ("div", "mul") else text

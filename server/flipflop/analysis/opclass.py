@@ -40,13 +40,14 @@ TENSOR_INSTRUCTIONS = 17
 LOADS = 18
 STORES = 19
 CALLS = 20
-VECTOR_LENGTH = 21
+PARAM_ACCESSES = 21  # kernel-argument and call-argument loads/stores (constant bank, not memory)
+VECTOR_LENGTH = 22
 
 NAMES = (
     "instructions", "fp32_flops", "fp64_flops", "fp16_flops", "int_ops", "conversions",
     "sfu_ops", "tensor_flops", "atomics", "barriers", "shuffles", "branches",
     "divergent_branches", "async_copy_bytes", "fp32_instructions", "fp64_instructions",
-    "fp16_instructions", "tensor_instructions", "loads", "stores", "calls",
+    "fp16_instructions", "tensor_instructions", "loads", "stores", "calls", "param_accesses",
 )  # fmt: skip
 
 FLOAT_TYPES = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "bf16": "fp16", "tf32": "fp32",
@@ -74,6 +75,11 @@ _FLOAT_OTHER = frozenset(("min", "max", "abs", "neg", "setp", "set", "testp", "c
 _SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
 _STORE_OPCODES = frozenset(("st", "sust", "stmatrix", "red", "cp"))
 _LOAD_OPCODES = frozenset(("ld", "ldu", "tex", "tld4", "suld", "ldmatrix"))
+
+
+WORK_INDICES = (FP32_INSTRUCTIONS, FP64_INSTRUCTIONS, FP16_INSTRUCTIONS, TENSOR_INSTRUCTIONS,
+                SFU_OPS, LOADS, STORES, ATOMICS)  # fmt: skip
+"""The counts that make up a kernel's useful work (as opposed to index arithmetic)."""
 
 
 def data_type(modifiers: tuple[str, ...]) -> str | None:
@@ -116,6 +122,8 @@ def classify(opcode: str, modifiers: tuple[str, ...]) -> tuple[float, ...]:
         counts[BRANCHES] = 1.0
     elif opcode == "call":
         counts[CALLS] = 1.0
+    elif opcode in ("ld", "st") and "param" in modifiers:
+        counts[PARAM_ACCESSES] = 1.0
     elif opcode in _LOAD_OPCODES or (opcode == "wmma" and modifiers[:1] == ("load",)):
         counts[LOADS] = 1.0
     elif opcode in _STORE_OPCODES or (opcode == "wmma" and modifiers[:1] == ("store",)):

@@ -48,7 +48,19 @@ class Poly:
     __slots__ = ("terms",)
 
     def __init__(self, terms: Mapping[Monomial, float]) -> None:
-        self.terms: dict[Monomial, float] = {m: c for m, c in terms.items() if c != 0}
+        if 0 in terms.values():
+            self.terms: dict[Monomial, float] = {m: c for m, c in terms.items() if c != 0}
+        else:
+            self.terms = dict(terms)
+
+    @staticmethod
+    def _owning(terms: dict[Monomial, float]) -> Poly:
+        """Wraps a freshly built dict without copying it (zero terms dropped in place)."""
+        poly = Poly.__new__(Poly)
+        if 0 in terms.values():
+            terms = {m: c for m, c in terms.items() if c != 0}
+        poly.terms = terms
+        return poly
 
     @staticmethod
     def constant(value: float) -> Poly:
@@ -66,10 +78,10 @@ class Poly:
         terms = dict(self.terms)
         for monomial, coefficient in other.terms.items():
             terms[monomial] = terms.get(monomial, 0) + coefficient
-        return Poly(terms)
+        return Poly._owning(terms)
 
     def __neg__(self) -> Poly:
-        return Poly({m: -c for m, c in self.terms.items()})
+        return Poly._owning({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: Poly) -> Poly:
         return self + (-other)
@@ -80,10 +92,10 @@ class Poly:
             for m2, c2 in other.terms.items():
                 monomial = tuple(sorted(m1 + m2)) if m1 and m2 else m1 or m2
                 terms[monomial] = terms.get(monomial, 0) + c1 * c2
-        return Poly(terms)
+        return Poly._owning(terms)
 
     def scale(self, factor: float) -> Poly:
-        return Poly({m: c * factor for m, c in self.terms.items()})
+        return Poly._owning({m: c * factor for m, c in self.terms.items()})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Poly) and self.terms == other.terms

@@ -35,10 +35,12 @@ def index_extent(position: Poly) -> tuple[float, ex.Expr] | None:
                  ex.mul(ex.sym(ntid), ex.sym(nctaid))),
             ]  # fmt: skip
             if dim == "x":
-                candidates.append((
-                    Poly.atom("tid.x") + Poly.atom("tid.y") * Poly.atom("ntid.x"),
-                    ex.mul(ex.sym("ntid.x"), ex.sym("ntid.y")),
-                ))
+                candidates.append(
+                    (
+                        Poly.atom("tid.x") + Poly.atom("tid.y") * Poly.atom("ntid.x"),
+                        ex.mul(ex.sym("ntid.x"), ex.sym("ntid.y")),
+                    )
+                )
             for shape, extent in candidates:
                 if position == shape.scale(scale):
                     return scale, extent

@@ -38,7 +38,9 @@ class TripCount:
     reason: str  # how it was derived, or why it could not be
 
 
-def trip_count(function: Function, flow: ControlFlow, values: FunctionValues, loop: Loop) -> TripCount:
+def trip_count(
+    function: Function, flow: ControlFlow, values: FunctionValues, loop: Loop
+) -> TripCount:
     exits = _exit_branches(function, flow, loop)
     reasons: list[str] = []
     for block, bottom in exits:
@@ -167,8 +169,8 @@ def _halving(
         shift = ex.const(float(induction.step.value))
         trips = ex.ceil_div(ex.bit_length(start), shift)
         after_update = induction.increment[0] == b and induction.increment[1] < i
-        if not (bottom and after_update):
-            trips = ex.add(trips, ex.ONE) if not bottom else trips
+        if bottom and not after_update:
+            trips = ex.add(trips, ex.ONE)  # the body ran once before the first test
         return TripCount(trips, False, f"halving loop from {start}")
     return None
 

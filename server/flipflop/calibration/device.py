@@ -80,15 +80,13 @@ class CudaDevice:
         name = self._call(cu.cuDeviceGetName(256, self._device))
         self.facts = DeviceFacts(
             index=index,
-            name=name.split(b"\0", 1)[0].decode(),
+            name=_text(name),
             compute_capability=(
                 self._attribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                 self._attribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
             ),
             sms=self._attribute(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            pci_bus_id=self._call(cu.cuDeviceGetPCIBusId(32, self._device))
-            .split(b"\0", 1)[0]
-            .decode(),
+            pci_bus_id=_text(self._call(cu.cuDeviceGetPCIBusId(32, self._device))),
             cuda_driver_version=int(self._call(cu.cuDriverGetVersion())),
         )
 
@@ -109,7 +107,8 @@ class CudaDevice:
         return int(self._call(self._cu.cuDeviceGetAttribute(attribute, self._device)))
 
     def load_function(self, image: bytes, name: str) -> Any:
-        module = self._call(self._cu.cuModuleLoadData(image))
+        buffer = np.frombuffer(image, dtype=np.uint8).copy()  # alive until the load returns
+        module = self._call(self._cu.cuModuleLoadData(buffer.ctypes.data))
         self._modules.append(module)
         result = self._cu.cuModuleGetFunction(module, name.encode())
         if result[0] != self._cu.CUresult.CUDA_SUCCESS:
@@ -238,6 +237,13 @@ class NvmlDevice:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self._nvml.nvmlShutdown()
+
+
+def _text(raw: Any) -> str:
+    """A C string from the bindings (bytes with a NUL terminator, or already str)."""
+    if isinstance(raw, (bytes, bytearray)):
+        return bytes(raw).split(b"\0", 1)[0].decode()
+    return str(raw).split("\0", 1)[0]
 
 
 def _field_number(value: Any, nvml: Any) -> float:

@@ -66,6 +66,7 @@ class ConfigMeasurement:
     correct: bool | None = None  # None: the workload has no reference check
     # Per-launch work from the file's header (e.g. dram_bytes, fp32_flops, active_sms): fitting.
     work: Mapping[str, float] = field(default_factory=dict)
+    dynamic_smem_bytes: int = 0
 
     @property
     def threads_per_block(self) -> int:
@@ -153,6 +154,7 @@ def measurement_from_json(raw: Mapping[str, Any], origin: str) -> MeasurementSet
                 ),
                 correct=None if c.get("correct") is None else bool(c["correct"]),
                 work={str(k): float(v) for k, v in c.get("work", {}).items()},
+                dynamic_smem_bytes=int(c.get("dynamic_smem_bytes", 0)),
             )
             for i, c in enumerate(raw["configs"])
         )

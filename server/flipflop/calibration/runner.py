@@ -386,4 +386,5 @@ def _measure_block(sweep: _Sweep, block: Dim3, idle_w: float) -> ConfigMeasureme
         temperature_c=results["temperature_c"],
         correct=correct,
         work={key: evaluate(expr, names) for key, expr in sweep.request.spec.work.items()},
+        dynamic_smem_bytes=smem,
     )

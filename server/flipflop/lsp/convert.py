@@ -142,7 +142,8 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         parts.append("")
         for driver in advice.drivers:
             links = ", ".join(f"[line {n}]({uri}#L{n})" for n in driver.lines)
-            parts.append(f"- {driver.share:.0%} {driver.message}" + (f" ({links})" if links else ""))
+            where = f" ({links})" if links else ""
+            parts.append(f"- {driver.share:.0%} {driver.message}{where}")
         parts.append("")
     resources = kernel.resources
     parts.append(

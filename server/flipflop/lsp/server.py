@@ -20,7 +20,14 @@ from pygls.uris import to_fs_path
 from flipflop import __version__
 from flipflop.gpu.profiles import list_profiles
 from flipflop.lsp import convert
-from flipflop.lsp.session import Outcome, OutcomeCache, content_key, run_analysis
+from flipflop.lsp.session import (
+    AssemblyCache,
+    Outcome,
+    OutcomeCache,
+    ToolchainCache,
+    content_key,
+    run_analysis,
+)
 from flipflop.lsp.settings import Settings, parse_settings
 from flipflop.pipeline import KernelReport, LaunchReport
 from flipflop.source.model import Range
@@ -45,9 +52,12 @@ class FlipflopServer(LanguageServer):
         self.settings = Settings()
         self.documents: dict[str, DocumentState] = {}
         self.cache = OutcomeCache()
+        self.tools = ToolchainCache()
+        self.assemblies = AssemblyCache()
         self.generations: dict[str, int] = {}
         self.cancels: dict[str, threading.Event] = {}
         self.shown_failures: set[str] = set()
+        self.large_notices: set[str] = set()
         self.known_gpus = frozenset(p.id for p in list_profiles())
 
     # ------------------------------------------------------------------ settings
@@ -92,15 +102,15 @@ class FlipflopServer(LanguageServer):
             if self.generations.get(uri) != generation:
                 return
         document = self.workspace.get_text_document(uri)
-        text = document.source
+        try:
+            text = document.source
+        except OSError as error:  # a save of a document that was never opened and is gone
+            self.log(f"cannot read {uri}: {error}", lsp.MessageType.Warning)
+            return
         settings = self.settings
         path = _document_path(uri)
         if len(text.encode("utf-8", "surrogatepass")) > settings.maxFileSize:
-            notice = (
-                f"{path.name} is larger than flipflop.maxFileSize ({settings.maxFileSize} bytes);"
-                " not analysed"
-            )
-            self.log(notice)
+            self._skip_large(uri, path, settings.maxFileSize)
             self._publish(uri, document.version, Outcome(None, ()), text)
             return
         key = content_key(path, text, settings)
@@ -114,7 +124,7 @@ class FlipflopServer(LanguageServer):
         try:
             loop = asyncio.get_running_loop()
             outcome = await loop.run_in_executor(
-                None, run_analysis, path, text, settings, cancel
+                None, run_analysis, path, text, settings, cancel, self.tools, self.assemblies
             )
         finally:
             self._end_progress(token)
@@ -131,6 +141,18 @@ class FlipflopServer(LanguageServer):
                 lsp.ShowMessageParams(type=lsp.MessageType.Error, message=outcome.failure)
             )
         self._publish(uri, document.version, outcome, text)
+
+    def _skip_large(self, uri: str, path: Path, limit: int) -> None:
+        notice = (
+            f"FlipFlop skipped {path.name}: it is larger than flipflop.maxFileSize"
+            f" ({limit} bytes); raise the setting to analyse it"
+        )
+        self.log(notice)
+        if uri not in self.large_notices:
+            self.large_notices.add(uri)
+            self.window_show_message(
+                lsp.ShowMessageParams(type=lsp.MessageType.Info, message=notice)
+            )
 
     def _publish(self, uri: str, version: int | None, outcome: Outcome, text: str) -> None:
         lines = text.splitlines()

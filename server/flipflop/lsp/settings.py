@@ -17,20 +17,20 @@ from flipflop.pipeline import AnalysisOptions
 @dataclass(frozen=True)
 class Settings:
     gpu: str = "rtx3070"
-    nvccPath: str | None = None  # noqa: N815 — the setting's name as users write it
+    nvccPath: str | None = None
     arch: str | None = None
-    compileTimeout: float = 60.0  # noqa: N815
-    extraArgs: tuple[str, ...] = ()  # noqa: N815
-    includePaths: tuple[str, ...] = ()  # noqa: N815
-    compileCommands: str | None = None  # noqa: N815
+    compileTimeout: float = 60.0
+    extraArgs: tuple[str, ...] = ()
+    includePaths: tuple[str, ...] = ()
+    compileCommands: str | None = None
     slack: float = 0.05
-    powerLimits: bool = False  # noqa: N815
-    minSaving: float = 0.05  # noqa: N815
-    inlayHints: bool = True  # noqa: N815
-    codeLens: bool = True  # noqa: N815
-    debounceMs: int = 0  # noqa: N815 — 0: analyse on open and save only
-    maxFileSize: int = 2 * 1024 * 1024  # noqa: N815
-    problemSize: Mapping[str, Dim3] = field(default_factory=dict)  # noqa: N815
+    powerLimits: bool = False
+    minSaving: float = 0.05
+    inlayHints: bool = True
+    codeLens: bool = True
+    debounceMs: int = 0
+    maxFileSize: int = 2 * 1024 * 1024
+    problemSize: Mapping[str, Dim3] = field(default_factory=dict)
 
     def analysis_options(self, kernel: str | None = None) -> AnalysisOptions:
         grid = self.problemSize.get("grid")

@@ -12,6 +12,7 @@ from flipflop.model.predict import (
     TimeBreakdown,
     UnlaunchableConfig,
     predict,
+    predict_power_limits,
     predict_prepared,
     prepare_launch,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "candidate_blocks",
     "power_limit_candidates",
     "predict",
+    "predict_power_limits",
     "predict_prepared",
     "prepare_launch",
 ]

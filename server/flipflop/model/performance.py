@@ -32,35 +32,24 @@ class WaveCost:
     blocks: int  # blocks resident across the GPU in this wave
     blocks_on_busiest_sm: int
     active_sms: int
-    unit_cycles: tuple[tuple[str, float], ...]  # throughput bound per pipeline, busiest SM
+    unit_cycles: float  # the busiest pipeline's cycles on the busiest SM
     dram_s: float  # the wave's DRAM bytes at the GPU's bandwidth
-    path_cycles: float  # one working warp's dependent chain: ALU, shared, barriers
-    barrier_cycles: float  # the barrier part of `path_cycles`
-    path_s: float  # one working warp's DRAM latency chain (memory clock, not SM clock)
 
-    def seconds(self, clock_hz: float) -> float:
-        busiest_unit = max((cycles for _, cycles in self.unit_cycles), default=0.0)
-        return max(busiest_unit / clock_hz, self.dram_s, self.latency_s(clock_hz))
-
-    def latency_s(self, clock_hz: float) -> float:
-        return self.path_cycles / clock_hz + self.path_s
-
-    def bound(self, clock_hz: float) -> str:
-        unit, cycles = max(self.unit_cycles, key=lambda item: item[1])
-        throughput_s = cycles / clock_hz
-        if self.latency_s(clock_hz) >= max(throughput_s, self.dram_s):
-            return "latency"
-        if self.dram_s >= throughput_s:
-            return "memory"
-        return "shared" if unit == "shared" else "compute"
+    def seconds(self, clock_hz: float, path_cycles: float, path_s: float) -> float:
+        return max(self.unit_cycles / clock_hz, self.dram_s, path_cycles / clock_hz + path_s)
 
 
 @dataclass(frozen=True)
 class LaunchCost:
-    """All waves of a launch plus the fixed launch overhead."""
+    """All waves of a launch, the working warp's dependent chain and the launch overhead."""
 
     full: WaveCost  # `full.count` may be 0 when every block fits in one partial wave
     last: WaveCost | None  # the partial last wave, if any
+    block_unit_cycles: tuple[tuple[str, float], ...]  # cycles per pipeline for one block
+    busiest_unit: str  # the pipeline with the most cycles
+    path_cycles: float  # one working warp's dependent chain: ALU, shared, barriers
+    barrier_cycles: float  # the barrier part of `path_cycles`
+    path_s: float  # one working warp's DRAM latency chain (memory clock, not SM clock)
     launch_s: float
     dram_bytes: float
 
@@ -72,25 +61,41 @@ class LaunchCost:
     def wave_count(self) -> int:
         return self.full.count + (0 if self.last is None else 1)
 
-    def body_s(self, clock_hz: float) -> float:
-        return sum(wave.count * wave.seconds(clock_hz) for wave in self.waves)
+    def wave_s(self, wave: WaveCost, clock_hz: float) -> float:
+        return wave.seconds(clock_hz, self.path_cycles, self.path_s)
 
-    def time_s(self, clock_hz: float) -> float:
-        return self.body_s(clock_hz) + self.launch_s
+    def latency_s(self, clock_hz: float) -> float:
+        """One working warp's dependent chain: the least time any wave takes."""
+        return self.path_cycles / clock_hz + self.path_s
 
-    def sm_seconds(self, clock_hz: float) -> float:
-        """SM-seconds with resident blocks (what static power is paid on)."""
-        return sum(wave.count * wave.active_sms * wave.seconds(clock_hz) for wave in self.waves)
+    def timing(self, clock_hz: float) -> tuple[float, float, float]:
+        """(total seconds, kernel-body seconds, SM-seconds with resident blocks) in one pass."""
+        full = self.full
+        body_s = full.count * full.seconds(clock_hz, self.path_cycles, self.path_s)
+        sm_seconds = body_s * full.active_sms
+        if self.last is not None:
+            last_s = self.last.seconds(clock_hz, self.path_cycles, self.path_s)
+            body_s += last_s
+            sm_seconds += last_s * self.last.active_sms
+        return body_s + self.launch_s, body_s, sm_seconds
 
     def tail_s(self, clock_hz: float) -> float:
         """Time the partial last wave costs beyond its share of a full wave."""
         if self.last is None or self.full.blocks == 0:
             return 0.0
         fill = self.last.blocks / self.full.blocks
-        return max(0.0, self.last.seconds(clock_hz) - fill * self.full.seconds(clock_hz))
+        extra = self.wave_s(self.last, clock_hz) - fill * self.wave_s(self.full, clock_hz)
+        return max(0.0, extra)
 
-    def dominant_wave(self) -> WaveCost:
-        return self.full if self.full.count > 0 or self.last is None else self.last
+    def bound(self, clock_hz: float) -> str:
+        """What sets the time of the dominant wave (the full ones, else the partial one)."""
+        wave = self.full if self.full.count > 0 or self.last is None else self.last
+        throughput_s = wave.unit_cycles / clock_hz
+        if self.latency_s(clock_hz) >= max(throughput_s, wave.dram_s):
+            return "latency"
+        if wave.dram_s >= throughput_s:
+            return "memory"
+        return "shared" if self.busiest_unit == "shared" else "compute"
 
 
 def launch_cost(
@@ -98,30 +103,33 @@ def launch_cost(
 ) -> LaunchCost:
     """Cost every wave of `shape` when `active_blocks_per_sm` blocks fit on each SM."""
     threads = shape.threads_per_block
-    warps = ceil_div(threads, WARP_SIZE)
-    per_block_cycles = _unit_cycles_per_block(profile, work, warps)
-    block_dram_bytes = threads * work.dram_bytes
+    per_block_cycles = _unit_cycles_per_block(profile, work, ceil_div(threads, WARP_SIZE))
+    top_unit, top_cycles = max(per_block_cycles, key=lambda item: item[1])
+    dram_s_per_block = threads * work.dram_bytes / (profile.memory_bandwidth_gbs * 1e9)
     path_cycles, barrier_cycles, path_s = _working_warp_path(profile, work)
+    sms = profile.sms
 
     def wave(count: int, blocks: int) -> WaveCost:
-        busiest = min(active_blocks_per_sm, ceil_div(blocks, profile.sms))
+        busiest = min(active_blocks_per_sm, ceil_div(blocks, sms))
         return WaveCost(
-            count=count,
-            blocks=blocks,
-            blocks_on_busiest_sm=busiest,
-            active_sms=min(profile.sms, blocks),
-            unit_cycles=tuple((unit, busiest * cycles) for unit, cycles in per_block_cycles),
-            dram_s=blocks * block_dram_bytes / (profile.memory_bandwidth_gbs * 1e9),
-            path_cycles=path_cycles,
-            barrier_cycles=barrier_cycles,
-            path_s=path_s,
+            count,
+            blocks,
+            busiest,
+            min(sms, blocks),
+            busiest * top_cycles,
+            blocks * dram_s_per_block,
         )
 
-    capacity = profile.sms * active_blocks_per_sm
+    capacity = sms * active_blocks_per_sm
     full_waves, remainder = divmod(shape.blocks, capacity)
     return LaunchCost(
         full=wave(full_waves, capacity),
         last=wave(1, remainder) if remainder else None,
+        block_unit_cycles=per_block_cycles,
+        busiest_unit=top_unit,
+        path_cycles=path_cycles,
+        barrier_cycles=barrier_cycles,
+        path_s=path_s,
         launch_s=profile.launch_overhead_s,
         dram_bytes=shape.threads * work.dram_bytes,
     )

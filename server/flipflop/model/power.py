@@ -22,11 +22,8 @@ class DynamicEnergy:
     """Per-launch dynamic energy at the boost clock's voltage, in joules."""
 
     core_by_unit: tuple[tuple[str, float], ...]  # scales with V(f)^k
+    core_j: float  # the sum of `core_by_unit`
     dram_j: float  # does not scale with the SM clock
-
-    @property
-    def core_j(self) -> float:
-        return sum(joules for _, joules in self.core_by_unit)
 
 
 def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) -> DynamicEnergy:
@@ -48,7 +45,9 @@ def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) ->
         ("shared", coeff.pj_per_shared_byte * shared_bytes),
         ("l2", coeff.pj_per_l2_byte * l2_bytes),
     )
+    core_by_unit = tuple((unit, pj * threads * _PICO) for unit, pj in per_thread_pj)
     return DynamicEnergy(
-        core_by_unit=tuple((unit, pj * threads * _PICO) for unit, pj in per_thread_pj),
+        core_by_unit=core_by_unit,
+        core_j=sum(joules for _, joules in core_by_unit),
         dram_j=coeff.pj_per_dram_byte * work.dram_bytes * threads * _PICO,
     )

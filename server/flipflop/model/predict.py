@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.occupancy import occupancy
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.constants import MAX_BLOCK_DIMS, WARP_SIZE
-from flipflop.model.dvfs import clock_range_mhz, relative_voltage
+from flipflop.model.dvfs import VoltageCurve, clock_range_mhz, voltage_curve
 from flipflop.model.performance import LaunchCost, launch_cost
 from flipflop.model.power import DynamicEnergy, dynamic_energy
 from flipflop.resources import Resources
@@ -17,8 +19,11 @@ from flipflop.resources import Resources
 # Largest grid extents (CUDA C++ Programming Guide, "Technical Specifications per Compute
 # Capability": x up to 2^31 − 1, y and z up to 65535).
 _MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
-# Bisection steps for the clock under a power cap: 2^-30 of the clock range is far below 1 MHz.
-_CLOCK_SEARCH_STEPS = 30
+# The clock under a power cap is found to within 1 MHz (finer than the ~15 MHz steps real GPUs
+# switch clocks in) or to within 0.01 W of the cap, whichever comes first.
+_CLOCK_TOLERANCE_MHZ = 1.0
+_POWER_TOLERANCE_W = 0.01
+_CLOCK_SEARCH_STEPS = 60
 
 
 class UnlaunchableConfig(ValueError):
@@ -67,6 +72,22 @@ class Breakdown:
 
 
 @dataclass(frozen=True)
+class PreparedLaunch:
+    """Everything about a launch that does not depend on the power limit."""
+
+    shape: LaunchShape
+    active_blocks_per_sm: int
+    occupancy: float
+    limiter: str
+    cost: LaunchCost
+    energy: DynamicEnergy
+    voltage: VoltageCurve
+    boost_power_w: float  # average power at the boost clock, before any cap
+    boost_time_s: float
+    boost_bound: str
+
+
+@dataclass(frozen=True)
 class Prediction:
     block: Dim3
     grid: Dim3
@@ -80,20 +101,15 @@ class Prediction:
     power_w: float
     energy_j: float
     bound: str  # "memory" | "compute" | "shared" | "latency" | "launch"
-    breakdown: Breakdown
+    power_capped: bool  # the cap is below the power at the lowest clock
+    launch: PreparedLaunch = field(compare=False, repr=False)
+    profile: GpuProfile = field(compare=False, repr=False)
     pareto: bool = False
 
-
-@dataclass(frozen=True)
-class PreparedLaunch:
-    """Everything about a launch that does not depend on the clock or the power limit."""
-
-    shape: LaunchShape
-    active_blocks_per_sm: int
-    occupancy: float
-    limiter: str
-    cost: LaunchCost
-    energy: DynamicEnergy
+    @cached_property
+    def breakdown(self) -> Breakdown:
+        """Time and power by component (computed on first use: the advisor needs few)."""
+        return _breakdown(self.profile, self.launch, self.clock_mhz, self.power_capped)
 
 
 def predict(
@@ -121,32 +137,62 @@ def prepare_launch(
     )
     if occ.active_blocks_per_sm <= 0:
         raise UnlaunchableConfig(_unlaunchable_reason(resources, shape, str(occ.limiter)))
+    cost = launch_cost(profile, work, shape, occ.active_blocks_per_sm)
+    energy = dynamic_energy(profile, work, shape)
+    boost_time_s, boost_bound = _time_and_bound(cost, profile.boost_clock_mhz)
+    voltage = voltage_curve(profile)
     return PreparedLaunch(
         shape=shape,
         active_blocks_per_sm=occ.active_blocks_per_sm,
         occupancy=occ.occupancy,
         limiter=str(occ.limiter),
-        cost=launch_cost(profile, work, shape, occ.active_blocks_per_sm),
-        energy=dynamic_energy(profile, work, shape),
+        cost=cost,
+        energy=energy,
+        voltage=voltage,
+        boost_power_w=_power_w(profile, cost, energy, voltage, profile.boost_clock_mhz),
+        boost_time_s=boost_time_s,
+        boost_bound=boost_bound,
     )
+
+
+def _time_and_bound(cost: LaunchCost, clock_mhz: float) -> tuple[float, str]:
+    clock_hz = clock_mhz * 1e6
+    time_s, body_s, _ = cost.timing(clock_hz)
+    return time_s, "launch" if cost.launch_s > body_s else cost.bound(clock_hz)
 
 
 def predict_prepared(
     profile: GpuProfile, prepared: PreparedLaunch, power_limit_w: float | None = None
 ) -> Prediction:
     """Prediction of a prepared launch under a power limit: the clock is the highest that fits."""
+    return _predict_under_cap(profile, prepared, power_limit_w, {})
+
+
+def predict_power_limits(
+    profile: GpuProfile, prepared: PreparedLaunch, power_limits: Sequence[float | None]
+) -> tuple[Prediction, ...]:
+    """`predict_prepared` for several limits, sharing the power evaluated at DVFS points."""
+    known: dict[float, float] = {}
+    return tuple(_predict_under_cap(profile, prepared, limit, known) for limit in power_limits)
+
+
+def _predict_under_cap(
+    profile: GpuProfile,
+    prepared: PreparedLaunch,
+    power_limit_w: float | None,
+    known: dict[float, float],
+) -> Prediction:
     cap = profile.tdp_w if power_limit_w is None else power_limit_w
     if cap <= 0.0:
         raise ValueError(f"power limit must be positive, got {cap} W")
-    clock_mhz, capped = _clock_under_cap(profile, prepared, cap)
-    clock_hz = clock_mhz * 1e6
     cost = prepared.cost
-    time_s = cost.time_s(clock_hz)
-    power = _power_breakdown(profile, prepared, clock_mhz)
-    power_w = min(max(power.total_w, profile.power.idle_w), max(cap, profile.power.idle_w))
-    body_s = cost.body_s(clock_hz)
-    dominant = cost.dominant_wave()
-    bound = "launch" if cost.launch_s > body_s else dominant.bound(clock_hz)
+    if prepared.boost_power_w <= cap:
+        clock_mhz, capped, power_w = profile.boost_clock_mhz, False, prepared.boost_power_w
+        time_s, bound = prepared.boost_time_s, prepared.boost_bound
+    else:
+        clock_mhz, capped, power_w = _clock_under_cap(profile, prepared, cap, known)
+        time_s, bound = _time_and_bound(cost, clock_mhz)
+    power_w = min(max(power_w, profile.power.idle_w), max(cap, profile.power.idle_w))
     return Prediction(
         block=prepared.shape.block,
         grid=prepared.shape.grid,
@@ -160,20 +206,23 @@ def predict_prepared(
         power_w=power_w,
         energy_j=power_w * time_s,
         bound=bound,
-        breakdown=_breakdown(profile, prepared, clock_hz, power, capped),
+        power_capped=capped,
+        launch=prepared,
+        profile=profile,
     )
 
 
 def _check_shape(profile: GpuProfile, shape: LaunchShape) -> None:
-    if any(extent < 1 for extent in (*shape.block, *shape.grid)):
+    (bx, by, bz), (gx, gy, gz) = shape.block, shape.grid
+    if min(bx, by, bz, gx, gy, gz) < 1:
         raise ValueError(f"block {shape.block} and grid {shape.grid} need positive extents")
     if shape.dynamic_smem_bytes < 0:
         raise ValueError("dynamic shared memory cannot be negative")
-    if any(extent > most for extent, most in zip(shape.grid, _MAX_GRID_DIMS, strict=True)):
+    if gx > _MAX_GRID_DIMS[0] or gy > _MAX_GRID_DIMS[1] or gz > _MAX_GRID_DIMS[2]:
         raise ValueError(f"grid {shape.grid} exceeds the CUDA limit {_MAX_GRID_DIMS}")
-    if any(extent > most for extent, most in zip(shape.block, MAX_BLOCK_DIMS, strict=True)):
+    if bx > MAX_BLOCK_DIMS[0] or by > MAX_BLOCK_DIMS[1] or bz > MAX_BLOCK_DIMS[2]:
         raise UnlaunchableConfig(f"block {shape.block} exceeds the CUDA limit {MAX_BLOCK_DIMS}")
-    if shape.threads_per_block > profile.limits.max_threads_per_block:
+    if bx * by * bz > profile.limits.max_threads_per_block:
         raise UnlaunchableConfig(
             f"{shape.threads_per_block} threads per block exceed the GPU's limit of "
             f"{profile.limits.max_threads_per_block}"
@@ -194,39 +243,83 @@ def _unlaunchable_reason(resources: Resources, shape: LaunchShape, limiter: str)
 
 
 def _clock_under_cap(
-    profile: GpuProfile, prepared: PreparedLaunch, cap_w: float
-) -> tuple[float, bool]:
-    """Highest clock whose power is within the cap; P(f) rises with f, so bisection works."""
+    profile: GpuProfile, prepared: PreparedLaunch, cap_w: float, known: dict[float, float]
+) -> tuple[float, bool, float]:
+    """Highest clock whose power is within the cap (never above it): (clock, capped, power).
+
+    P(f) rises with f but bends at every DVFS point, where V(f) changes slope: first a binary
+    search over the DVFS points finds the segment holding the cap, then false position inside
+    the segment, where P(f) is smooth. Each step keeps a tenth of the bracket away from its
+    ends, so the bracket always shrinks. `known` remembers P at DVFS points across caps.
+    """
+    cost, energy, voltage = prepared.cost, prepared.energy, prepared.voltage
+
+    def power_at_point(clock: float) -> float:
+        if clock not in known:
+            known[clock] = _power_w(profile, cost, energy, voltage, clock)
+        return known[clock]
+
     lowest, highest = clock_range_mhz(profile)
-    if _power_breakdown(profile, prepared, highest).total_w <= cap_w:
-        return highest, False
-    if _power_breakdown(profile, prepared, lowest).total_w > cap_w:
-        return lowest, True
-    below, above = lowest, highest
-    for _ in range(_CLOCK_SEARCH_STEPS):
-        middle = (below + above) / 2.0
-        if _power_breakdown(profile, prepared, middle).total_w <= cap_w:
-            below = middle
+    power_below = power_at_point(lowest)
+    if power_below > cap_w:
+        return lowest, True, power_below
+    clocks = [lowest, *(c for c in voltage.clocks_mhz if lowest < c < highest), highest]
+    low, high = 0, len(clocks) - 1
+    power_above = prepared.boost_power_w
+    while high - low > 1:
+        middle = (low + high) // 2
+        power = power_at_point(clocks[middle])
+        if power <= cap_w:
+            low, power_below = middle, power
         else:
-            above = middle
-    return below, False
+            high, power_above = middle, power
+    below, above = clocks[low], clocks[high]
+    for _ in range(_CLOCK_SEARCH_STEPS):
+        if above - below <= _CLOCK_TOLERANCE_MHZ or cap_w - power_below <= _POWER_TOLERANCE_W:
+            break
+        width = above - below
+        guess = below + width * (cap_w - power_below) / (power_above - power_below)
+        guess = min(max(guess, below + 0.1 * width), above - 0.1 * width)
+        power = _power_w(profile, cost, energy, voltage, guess)
+        if power <= cap_w:
+            below, power_below = guess, power
+        else:
+            above, power_above = guess, power
+    return below, False, power_below
+
+
+def _power_w(
+    profile: GpuProfile,
+    cost: LaunchCost,
+    energy: DynamicEnergy,
+    voltage_of: VoltageCurve,
+    clock_mhz: float,
+) -> float:
+    """P = idle + constant while running + static per busy SM × V + (E_dyn × V^k + E_DRAM) / T."""
+    coeff = profile.power
+    time_s, body_s, sm_seconds = cost.timing(clock_mhz * 1e6)
+    voltage = voltage_of.at(clock_mhz)
+    joules = (
+        coeff.constant_active_w * body_s
+        + coeff.static_per_sm_w * voltage * sm_seconds
+        + energy.core_j * float(voltage**coeff.voltage_exponent)
+        + energy.dram_j
+    )
+    return coeff.idle_w + joules / time_s
 
 
 def _power_breakdown(
     profile: GpuProfile, prepared: PreparedLaunch, clock_mhz: float
 ) -> PowerBreakdown:
-    """P = idle + constant while running + static per busy SM × V + (E_dyn × V^k + E_dram) / T."""
+    """The terms of `_power_w`, one by one."""
     coeff = profile.power
-    clock_hz = clock_mhz * 1e6
-    cost = prepared.cost
-    time_s = cost.time_s(clock_hz)
-    voltage = relative_voltage(profile, clock_mhz)
-    dynamic_scale = voltage**coeff.voltage_exponent / time_s
-    busy_fraction = cost.body_s(clock_hz) / time_s
+    time_s, body_s, sm_seconds = prepared.cost.timing(clock_mhz * 1e6)
+    voltage = prepared.voltage.at(clock_mhz)
+    dynamic_scale = float(voltage**coeff.voltage_exponent) / time_s
     return PowerBreakdown(
         idle_w=coeff.idle_w,
-        constant_w=coeff.constant_active_w * busy_fraction,
-        static_w=coeff.static_per_sm_w * voltage * cost.sm_seconds(clock_hz) / time_s,
+        constant_w=coeff.constant_active_w * body_s / time_s,
+        static_w=coeff.static_per_sm_w * voltage * sm_seconds / time_s,
         dynamic_w=tuple(
             (unit, joules * dynamic_scale) for unit, joules in prepared.energy.core_by_unit
         ),
@@ -235,37 +328,32 @@ def _power_breakdown(
 
 
 def _breakdown(
-    profile: GpuProfile,
-    prepared: PreparedLaunch,
-    clock_hz: float,
-    power: PowerBreakdown,
-    capped: bool,
+    profile: GpuProfile, prepared: PreparedLaunch, clock_mhz: float, capped: bool
 ) -> Breakdown:
     cost = prepared.cost
-    waves = cost.waves
-    units = [unit for unit, _ in cost.full.unit_cycles]
-    per_unit = {unit: 0.0 for unit in units}
-    for wave in waves:
-        for unit, cycles in wave.unit_cycles:
-            per_unit[unit] += wave.count * cycles / clock_hz
-    capacity = cost.full.blocks
+    clock_hz = clock_mhz * 1e6
+    per_unit = dict.fromkeys((unit for unit, _ in cost.block_unit_cycles), 0.0)
+    for wave in cost.waves:
+        for unit, cycles in cost.block_unit_cycles:
+            per_unit[unit] += wave.count * wave.blocks_on_busiest_sm * cycles / clock_hz
     threads = prepared.shape.threads_per_block
     lanes = -(-threads // WARP_SIZE) * WARP_SIZE
     last = cost.last
+    wave_count = sum(wave.count for wave in cost.waves)
     return Breakdown(
         time=TimeBreakdown(
-            dram_s=sum(wave.count * wave.dram_s for wave in waves),
-            compute_s=tuple((unit, per_unit[unit]) for unit in units if unit != "shared"),
+            dram_s=sum(wave.count * wave.dram_s for wave in cost.waves),
+            compute_s=tuple((unit, s) for unit, s in per_unit.items() if unit != "shared"),
             shared_s=per_unit.get("shared", 0.0),
-            latency_s=sum(wave.count * wave.latency_s(clock_hz) for wave in waves),
-            barrier_s=sum(wave.count * wave.barrier_cycles / clock_hz for wave in waves),
+            latency_s=wave_count * cost.latency_s(clock_hz),
+            barrier_s=wave_count * cost.barrier_cycles / clock_hz,
             tail_s=cost.tail_s(clock_hz),
             launch_s=cost.launch_s,
         ),
-        power=power,
+        power=_power_breakdown(profile, prepared, clock_mhz),
         dram_bytes=cost.dram_bytes,
-        wave_fraction=prepared.shape.blocks / capacity,
-        last_wave_fill=1.0 if last is None else last.blocks / capacity,
+        wave_fraction=prepared.shape.blocks / cost.full.blocks,
+        last_wave_fill=1.0 if last is None else last.blocks / cost.full.blocks,
         idle_sms_last_wave=0 if last is None else profile.sms - last.active_sms,
         lane_efficiency=threads / lanes,
         power_capped=capped,

@@ -9,14 +9,14 @@ KNOWN_OPCODES: frozenset[str] = frozenset(
     abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra
     brev brkpt brx call clusterlaunchcontrol clz cnot copysign cos cp createpolicy cvt cvta
     discard div dp2a dp4a elect ex2 exit fence fma fns getctarank griddepcontrol isspacep
-    istypep ld ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier membar min mma mov
-    movmatrix mul mul24 multimem nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp
-    red redux rem ret rsqrt sad selp set setmaxnreg setp shf shfl shl shr sin slct sqrt st
-    stackrestore stacksave stmatrix sub subc suld suq sured sust szext tanh tcgen05 tensormap
-    testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad
-    vmax vmax2 vmax4 vmin vmin2 vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma
-    wmma xor
-    """.split()
+    istypep ld ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier membar min mma
+    mov movmatrix mul mul24 multimem nanosleep neg not or pmevent popc prefetch prefetchu
+    prmt rcp red redux rem ret rsqrt sad selp set setmaxnreg setp shf shfl shl shr sin slct
+    sqrt st stackrestore stacksave stmatrix sub subc suld suq sured sust szext tanh tcgen05
+    tensormap testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2
+    vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2
+    vsub4 wgmma wmma xor
+    """.split()  # noqa: SIM905
 )
 
 # Control leaves the straight-line path after these (§9.7.13); the next instruction starts a
@@ -27,12 +27,12 @@ BLOCK_ENDING_OPCODES: frozenset[str] = frozenset({"bra", "brx", "ret", "exit"})
 # starts with any other `.word` is a directive of a newer ISA and is reported as unknown.
 KNOWN_DIRECTIVES: frozenset[str] = frozenset(
     """
-    .version .target .address_size .file .loc .section .pragma .visible .extern .weak .common
-    .global .const .shared .local .param .reg .tex .entry .func .maxntid .reqntid .minnctapersm
-    .maxnctapersm .maxnreg .reqnctapercluster .explicitcluster .maxclusterrank
+    .version .target .address_size .file .loc .section .pragma .visible .extern .weak
+    .common .global .const .shared .local .param .reg .tex .entry .func .maxntid .reqntid
+    .minnctapersm .maxnctapersm .maxnreg .reqnctapercluster .explicitcluster .maxclusterrank
     .blocksareclusters .noreturn .align .attribute .ptr .callprototype .branchtargets
     .calltargets
-    """.split()
+    """.split()  # noqa: SIM905
 )
 
 # Directives that end at the end of their line rather than at a ';' (§11.1, §11.5).

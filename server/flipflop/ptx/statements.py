@@ -54,7 +54,14 @@ class ScopeParts:
 
 
 BodyItem = Union[
-    Instruction, UnknownStatement, LabelMark, LocMark, PragmaMark, RegisterMark, Variable, ScopeParts
+    Instruction,
+    UnknownStatement,
+    LabelMark,
+    LocMark,
+    PragmaMark,
+    RegisterMark,
+    Variable,
+    "ScopeParts",
 ]
 
 

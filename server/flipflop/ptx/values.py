@@ -26,7 +26,7 @@ SINK = Sink()
 
 
 def integer_value(text: str) -> int:
-    """Value of an INT token: hex `0x1F`, binary `0b101`, octal `017`, decimal; `U` suffix allowed."""
+    """Value of an INT token: hex `0x1F`, binary `0b101`, octal `017`, decimal; `U` suffix."""
     digits = text[:-1] if text.endswith("U") else text
     prefix = digits[:2]
     if prefix in ("0x", "0X"):
@@ -62,6 +62,10 @@ def decimal_immediate(text: str, negative: bool) -> Immediate:
 
 def register(name: str) -> Register:
     return Register(name)
+
+
+def symbol(name: str) -> Symbol:
+    return Symbol(name)
 
 
 def special_register(text: str) -> SpecialRegister:

@@ -60,7 +60,7 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
         "block": list(launch.current_block) if launch.current_block is not None else None,
         "dynamic_smem_bytes": launch.dynamic_smem_bytes,
         "problem_size_from": launch.problem_origin,
-        "line": launch.site.line if launch.site is not None else None,
+        "line": launch.site.line + 1 if launch.site is not None else None,
     }
 
 

@@ -43,7 +43,7 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
         f"grid {format_shape(problem.grid)}" if problem.grid is not None
         else f"{format_shape(problem.threads or (0, 0, 0))} threads"
     )
-    where = f" at line {launch.site.line}" if launch.site is not None else ""
+    where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
     marks: dict[int, list[str]] = {}
     rec = advice.recommendation.prediction

@@ -30,7 +30,7 @@ from flipflop.launch import Dim3
 from flipflop.source.model import Annotation, Range
 
 MARKER = re.compile(r"//\s*flipflop:(?P<body>.*)$")
-_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*([^\s=]+?)(?=,?\s+[A-Za-z_][\w.]*\s*=|\s*$)")
+_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=([^\s=]+)")
 _SUFFIXES = {"k": 1024, "m": 1024**2, "g": 1024**3}
 _DIM_KEYS = {"grid", "block", "threads"}
 _SMEM_KEYS = {"smem", "dynamic_smem", "dynamic_smem_bytes", "shared"}
@@ -70,11 +70,14 @@ def parse_annotation(comment: str, range_: Range) -> Annotation | None:
     if match is None:
         return None
     body = match.group("body").strip().rstrip("*/").strip()
-    pairs = [(key, value.rstrip(",")) for key, value in _PAIR.findall(body)]
+    pairs: list[tuple[str, str]] = []
     errors: list[str] = []
-    leftover = _PAIR.sub("", body).replace(",", " ").strip()
-    if leftover:
-        errors.append(f"not a key=value pair: {leftover!r}")
+    for token in re.sub(r"\s*=\s*", "=", body).split():
+        match = _PAIR.fullmatch(token.rstrip(","))
+        if match is None:
+            errors.append(f"not a key=value pair: {token!r}")
+        else:
+            pairs.append((match.group(1), match.group(2)))
     return _build(tuple(pairs), range_, errors)
 
 

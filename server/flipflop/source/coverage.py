@@ -21,7 +21,6 @@ from flipflop.source.folding import (
     FileSymbols,
     Folder,
     is_ceil_div_name,
-    parse_expression,
 )
 from flipflop.source.model import FoldedDim3, GridAxis, LaunchSite
 from flipflop.source.syntax import compact, expression_children, strip_parentheses, text_of
@@ -274,11 +273,8 @@ def _fold_terms(terms: tuple[Term, ...], folder: Folder) -> int | None:
 
 def fold_text(text: str, values: Mapping[str, int]) -> int | None:
     """Fold expression text where the only unknown names are given in `values`."""
-    node = parse_expression(text)
-    if node is None:
-        return None
     folder = Folder(FileSymbols({}, {name: str(v) for name, v in values.items()}, frozenset()))
-    return folder.scalar(node).value
+    return folder.fold_text(text).value
 
 
 def problem_size(site: LaunchSite, values: Mapping[str, int] | None = None) -> ProblemSize | None:

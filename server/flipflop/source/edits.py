@@ -13,7 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from flipflop.launch import Dim3, volume
 from flipflop.source.coverage import (
@@ -56,14 +56,19 @@ class _Unsafe(Exception):
 @dataclass(frozen=True)
 class _Context:
     index: LineIndex
-    root: Node
+    # Nodes do not keep their tree alive: the context holds it for as long as they are used.
+    tree: Tree
     folder: Folder
+
+    @property
+    def root(self) -> Node:
+        return self.tree.root_node
 
 
 def _context(source: SourceFile) -> _Context:
     data = source.text.encode("utf-8")
     tree = parse_tree(data)
-    return _Context(LineIndex.of(data), tree.root_node, Folder(FileSymbols.collect(tree.root_node)))
+    return _Context(LineIndex.of(data), tree, Folder(FileSymbols.collect(tree.root_node)))
 
 
 def _edit(context: _Context, node: Node, new_text: str) -> TextEdit:
@@ -178,14 +183,16 @@ class _LaunchPlanner:
             if binding.kind in ("parameter", "template"):
                 raise _Unsafe(f"the block `{binding.name}` is a {binding.kind} of the caller")
             elsewhere = self._uses_elsewhere(binding)
-            if not elsewhere:
+            # The enumerators after it count from its value: an enum is never rewritten.
+            if not elsewhere and binding.kind != "enumerator":
                 self._rewrite_declaration(binding)
                 return
             if self._used_with_launch(binding.name, binding.function is None):
-                line = elsewhere[0].start_point[0] + 1
+                where = f" and is used at line {elsewhere[0].start_point[0] + 1}" if elsewhere \
+                    else ""
                 raise _Unsafe(
-                    f"`{binding.name}` also sets this launch's arguments or shared memory and is "
-                    f"used at line {line}; change it by hand"
+                    f"`{binding.name}` also sets this launch's arguments or shared memory{where}; "
+                    "change it by hand"
                 )
             self.edits.append(_edit(self.context, self.block_node, self._block_text("scalar")))
             return
@@ -269,6 +276,8 @@ class _LaunchPlanner:
         result = []
         for use in _identifier_uses(scope, binding.name):
             if binding.name_node is not None and use.start_byte == binding.name_node.start_byte:
+                continue
+            if use.parent is not None and use.parent.type in ("preproc_def", "preproc_undef"):
                 continue
             if binding.kind in ("variable", "constant") and binding.function is not None:
                 resolved = self.folder.resolve(use)
@@ -368,12 +377,9 @@ class _LaunchPlanner:
             return []
         if old == new:
             return []
+        # A new extent of 1 still gets the division form (`(n + 0) / 1`): the launch then keeps
+        # reading as "covers n", which the next analysis needs.
         tracks = self._tracks(coverage.divisor)
-        if new == 1 and not tracks and coverage.form != "floor":
-            # A block of extent 1 needs one block per item: the grid is the count itself.
-            return [_edit(self.context, coverage.expression,
-                          f"({numerator_text(coverage.numerator)})"
-                          if len(coverage.numerator) > 1 else numerator_text(coverage.numerator))]
         if coverage.form == "floor" and not (old % new == 0):
             raise _Unsafe(f"grid `{text_of(coverage.expression)}` rounds down; covering the same "
                           f"work with {new} needs the count to be a multiple of {new}")

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from flipflop.source.model import Folded, FoldedDim3
 from flipflop.source.syntax import (
@@ -81,14 +81,24 @@ def c_divide(a: int, b: int) -> int:
     return quotient if (a >= 0) == (b >= 0) else -quotient
 
 
-def parse_expression(text: str) -> Node | None:
+@dataclass(frozen=True)
+class Expression:
+    """A node parsed from free-standing text, with the tree that owns it (nodes do not keep
+    their tree alive)."""
+
+    tree: Tree
+    node: Node
+
+
+def parse_expression(text: str) -> Expression | None:
     """Parse free-standing expression text (a macro body, an annotation) into a node."""
     tree = parse_tree(f"int __flipflop_value = {text};".encode())
     declaration = tree.root_node.named_children[0] if tree.root_node.named_children else None
     if declaration is None or tree.root_node.has_error:
         return None
     init = declaration.child_by_field_name("declarator")
-    return init.child_by_field_name("value") if init is not None else None
+    value = init.child_by_field_name("value") if init is not None else None
+    return Expression(tree, value) if value is not None else None
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,22 @@ def declared_bindings(declaration: Node, function: Node | None) -> list[Binding]
     return result
 
 
+SYMBOLS_QUERY = """
+(preproc_def name: (identifier) value: (preproc_arg)) @macro
+(preproc_function_def name: (identifier) @function_macro)
+(translation_unit (declaration) @declaration)
+(declaration_list (declaration) @declaration)
+(field_declaration default_value: (_)) @field
+(enumerator name: (identifier) @enumerator)
+"""
+WRITES_QUERY = """
+(assignment_expression left: (identifier) @written)
+(assignment_expression left: (field_expression argument: (identifier) @written))
+(update_expression argument: (identifier) @written)
+(pointer_expression operator: "&" argument: (identifier) @written)
+"""
+
+
 def _is_argument_like(parameters: Node) -> bool:
     items = parameters.named_children
     return bool(items) and all(
@@ -163,21 +189,17 @@ class FileSymbols:
 
     @classmethod
     def collect(cls, root: Node) -> FileSymbols:
-        found = captures(
-            root,
-            """
-            (preproc_def name: (identifier) @macro_name value: (preproc_arg) @macro_value)
-            (preproc_function_def name: (identifier) @function_macro)
-            (translation_unit (declaration) @declaration)
-            (declaration_list (declaration) @declaration)
-            (field_declaration default_value: (_)) @field
-            (enumerator name: (identifier) @enumerator)
-            """,
-        )
+        return cls.from_captures(captures(root, SYMBOLS_QUERY))
+
+    @classmethod
+    def from_captures(cls, found: dict[str, list[Node]]) -> FileSymbols:
+        """Build from the captures of `SYMBOLS_QUERY` (possibly run together with others)."""
         macros: dict[str, str] = {}
-        for name_node, value_node in zip(found.get("macro_name", []),
-                                         found.get("macro_value", []), strict=False):
-            macros[text_of(name_node)] = text_of(value_node).strip()
+        for definition in found.get("macro", []):
+            name_node = definition.child_by_field_name("name")
+            value_node = definition.child_by_field_name("value")
+            if name_node is not None and value_node is not None:
+                macros[text_of(name_node)] = text_of(value_node).strip()
         bindings: dict[str, list[Binding]] = {}
         for declaration in found.get("declaration", []) + found.get("field", []):
             for binding in declared_bindings(declaration, None):
@@ -204,10 +226,28 @@ def _enumerator_binding(name: Node) -> Binding:
 class Folder:
     """Folds expressions of one parsed file; remembers per-function facts while it works."""
 
-    def __init__(self, symbols: FileSymbols) -> None:
+    def __init__(self, symbols: FileSymbols, written: list[Node] | None = None) -> None:
+        """`written`: the `@written` captures of `WRITES_QUERY` when the caller already ran it."""
         self.symbols = symbols
+        # Caches keyed by the id of inner nodes (an address). Every tree whose nodes get folded
+        # stays alive as long as the folder (the file's tree with its caller, parsed snippets in
+        # `_snippets`), so an id is never reused for another node while it is a key here.
         self._assigned: dict[int, frozenset[str]] = {}
-        self._macro_nodes: dict[str, Node | None] = {}
+        self._macro_expressions: dict[str, Expression | None] = {}
+        self._snippets: list[Expression] = []
+        self._scalars: dict[int, Folded] = {}
+        self._scopes: dict[int, list[tuple[int, Binding]]] = {}
+        self._file_bindings: dict[str, Binding | None] = {}
+        if written is not None:
+            self._assigned = _writes_by_function(written)
+
+    def fold_text(self, text: str) -> Folded:
+        """Fold a snippet of expression text with this file's names."""
+        expression = parse_expression(text)
+        if expression is None:
+            return Folded(None, (text,))
+        self._snippets.append(expression)
+        return self.scalar(expression.node)
 
     # -- name resolution -------------------------------------------------------------------
 
@@ -228,15 +268,16 @@ class Folder:
         return self._file_binding(name)
 
     def _declared_before(self, scope: Node, use: Node, name: str) -> Binding | None:
-        function = enclosing_function(scope)
-        for child in reversed(scope.named_children):
-            if child.start_byte >= use.start_byte or child.end_byte > use.start_byte:
-                continue
-            if child.type != "declaration":
-                continue
-            for binding in declared_bindings(child, function):
-                if binding.name == name:
-                    return binding
+        declared = self._scopes.get(scope.id)
+        if declared is None:
+            function = enclosing_function(scope)
+            declared = [(child.end_byte, binding) for child in scope.named_children
+                        if child.type == "declaration"
+                        for binding in declared_bindings(child, function)]
+            self._scopes[scope.id] = declared
+        for end_byte, binding in reversed(declared):
+            if end_byte <= use.start_byte and binding.name == name:
+                return binding
         return None
 
     def _parameter(self, function: Node, name: str) -> Binding | None:
@@ -262,37 +303,37 @@ class Folder:
         return None
 
     def _file_binding(self, name: str) -> Binding | None:
+        if name not in self._file_bindings:
+            self._file_bindings[name] = self._find_file_binding(name)
+        return self._file_bindings[name]
+
+    def _find_file_binding(self, name: str) -> Binding | None:
         short = name.rsplit("::", 1)[-1]
         candidates = self.symbols.bindings.get(short, [])
         if len(candidates) == 1:
             return candidates[0]
         if candidates:
             # Same name in several scopes: usable only if they all fold to one value.
-            values = {self._fold_binding(c, 0).value for c in candidates}
+            values = {self.fold_binding(c, 0).value for c in candidates}
             return candidates[0] if len(values) == 1 and None not in values else None
         if short in self.symbols.macros:
             return Binding(short, None, None, self._macro_node(short), "macro", "macro", None)
         return None
 
     def _macro_node(self, name: str) -> Node | None:
-        if name not in self._macro_nodes:
-            self._macro_nodes[name] = parse_expression(self.symbols.macros[name])
-        return self._macro_nodes[name]
+        if name not in self._macro_expressions:
+            self._macro_expressions[name] = parse_expression(self.symbols.macros[name])
+        expression = self._macro_expressions[name]
+        return expression.node if expression is not None else None
 
     def assigned_names(self, function: Node) -> frozenset[str]:
         """Names a function writes after declaring them (assignment, ++/--, address taken)."""
-        if function.id not in self._assigned:
-            found = captures(
-                function,
-                """
-                (assignment_expression left: (identifier) @name)
-                (assignment_expression left: (field_expression argument: (identifier) @name))
-                (update_expression argument: (identifier) @name)
-                (pointer_expression operator: "&" argument: (identifier) @name)
-                """,
-            )
-            self._assigned[function.id] = frozenset(text_of(n) for n in found.get("name", []))
-        return self._assigned[function.id]
+        if not self._assigned:
+            root = function
+            while root.parent is not None:
+                root = root.parent
+            self._assigned = _writes_by_function(captures(root, WRITES_QUERY).get("written", []))
+        return self._assigned.get(function.id, frozenset())
 
     def is_stable(self, binding: Binding) -> bool:
         """Whether the binding's initializer is the value at every later use."""
@@ -307,6 +348,17 @@ class Folder:
     # -- folding ---------------------------------------------------------------------------
 
     def scalar(self, node: Node, depth: int = 0) -> Folded:
+        if node.child_count == 0:
+            # Leaves may be stored inline in their parent, where the id is not an address and
+            # equal leaves share it: only inner nodes are cached.
+            return self._scalar(node, depth)
+        cached = self._scalars.get(node.id)
+        if cached is None:
+            cached = self._scalar(node, depth)
+            self._scalars[node.id] = cached
+        return cached
+
+    def _scalar(self, node: Node, depth: int) -> Folded:
         if depth > _MAX_DEPTH:
             return Folded(None, ("<recursion>",))
         kind = node.type
@@ -326,7 +378,7 @@ class Folder:
             binding = self.resolve(node)
             if binding is None:
                 return Folded(None, (text_of(node),))
-            return self._fold_binding(binding, depth + 1)
+            return self.fold_binding(binding, depth + 1)
         if kind == "field_expression":
             return self._field(node, depth)
         if kind == "binary_expression":
@@ -353,7 +405,7 @@ class Folder:
             return self._call(node, depth)
         return Folded(None, (text_of(node),))
 
-    def _fold_binding(self, binding: Binding, depth: int) -> Folded:
+    def fold_binding(self, binding: Binding, depth: int) -> Folded:
         if binding.kind in ("parameter", "template"):
             return Folded(None, (binding.name,))
         if binding.type_text.startswith("enum+1:"):
@@ -361,7 +413,7 @@ class Folder:
             name = previous.child_by_field_name("name") if previous is not None else None
             if name is None:
                 return Folded(None, (binding.name,))
-            before = self._fold_binding(_enumerator_binding(name), depth + 1)
+            before = self.fold_binding(_enumerator_binding(name), depth + 1)
             return Folded(before.value + 1 if before.value is not None else None, before.unresolved)
         if binding.value is None or not self.is_stable(binding):
             return Folded(None, (binding.name,))
@@ -466,6 +518,18 @@ class Folder:
             return items + [None] * (3 - len(items))
         inner = self.dim3_components(binding.value, depth + 1)
         return inner if inner is not None else [binding.value, None, None]
+
+
+def _writes_by_function(written: list[Node]) -> dict[int, frozenset[str]]:
+    writes: dict[int, set[str]] = {}
+    for name in written:
+        function = enclosing_function(name)
+        if function is not None:
+            writes.setdefault(function.id, set()).add(text_of(name))
+    result = {key: frozenset(names) for key, names in writes.items()}
+    # A sentinel entry marks the cache as filled even when nothing is written anywhere.
+    result[-1] = frozenset()
+    return result
 
 
 def _apply(operator: str, a: int, b: int) -> int | None:

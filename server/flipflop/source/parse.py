@@ -9,7 +9,7 @@ from tree_sitter import Node
 
 from flipflop.source.annotations import merge, parse_annotation
 from flipflop.source.coverage import describe_grid
-from flipflop.source.folding import FileSymbols, Folder, parse_expression
+from flipflop.source.folding import SYMBOLS_QUERY, WRITES_QUERY, FileSymbols, Folder
 from flipflop.source.model import (
     Annotation,
     ConfigArgument,
@@ -38,6 +38,11 @@ from flipflop.source.syntax import (
 )
 
 _LOOPS = frozenset({"for_statement", "while_statement", "do_statement", "for_range_loop"})
+_LAUNCH_QUERY = """
+(function_definition "__global__") @kernel
+(declaration "__global__" declarator: (function_declarator)) @kernel
+(kernel_call_syntax) @launch
+"""
 _BOUNDS_MACRO_BODY = re.compile(r"^\s*__launch_bounds__\s*\((?P<args>.*)\)\s*$", re.DOTALL)
 
 
@@ -51,15 +56,9 @@ def parse_source(text: str) -> SourceFile:
     tree = parse_tree(data)
     index = LineIndex.of(data)
     root = tree.root_node
-    folder = Folder(FileSymbols.collect(root))
-    found = captures(
-        root,
-        """
-        (function_definition "__global__") @kernel
-        (declaration "__global__" declarator: (function_declarator)) @kernel
-        (kernel_call_syntax) @launch
-        """,
-    )
+    # One query, one walk over the tree: separate queries cost a walk each.
+    found = captures(root, SYMBOLS_QUERY + WRITES_QUERY + _LAUNCH_QUERY)
+    folder = Folder(FileSymbols.from_captures(found), found.get("written", []))
     kernels = [_kernel(node, index, folder) for node in found.get("kernel", [])]
     declarations: dict[tuple[int, int], Declaration] = {}
     launches = [_launch(node, index, folder, declarations)
@@ -166,11 +165,7 @@ def _launch_bounds(kernel: Node, index: LineIndex, folder: Folder) -> LaunchBoun
                 if match is None:
                     continue
                 texts = _split_arguments(match.group("args"))
-                values = []
-                for argument in texts:
-                    expression = parse_expression(argument)
-                    values.append(folder.scalar(expression) if expression is not None
-                                  else Folded(None, (argument,)))
+                values = [folder.fold_text(argument) for argument in texts]
                 return _bounds(identifier.start_byte, identifier.end_byte, texts, values, index,
                                text_of(identifier))
     return None
@@ -376,14 +371,13 @@ def _file_constants(folder: Folder) -> tuple[tuple[str, int], ...]:
     constants: dict[str, int] = {}
     for name, bindings in folder.symbols.bindings.items():
         if len(bindings) == 1 and bindings[0].kind in ("constant", "enumerator"):
-            value = folder.scalar(bindings[0].name_node) if bindings[0].name_node else Folded(None)
+            value = folder.fold_binding(bindings[0], 0)
             if value.value is not None:
                 constants[name] = value.value
     for name in folder.symbols.macros:
         if name not in folder.symbols.function_macros and re.fullmatch(r"[\w\s()+\-*/%<>]+",
                                                                        folder.symbols.macros[name]):
-            expression = parse_expression(folder.symbols.macros[name])
-            value = folder.scalar(expression) if expression is not None else Folded(None)
+            value = folder.fold_text(folder.symbols.macros[name])
             if value.value is not None:
                 constants[name] = value.value
     return tuple(sorted(constants.items()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -18,13 +19,8 @@ class LineIndex:
 
     @classmethod
     def of(cls, data: bytes) -> LineIndex:
-        starts = [0]
-        find = data.find
-        offset = find(b"\n")
-        while offset != -1:
-            starts.append(offset + 1)
-            offset = find(b"\n", offset + 1)
-        return cls(data, tuple(starts))
+        lengths = (len(line) + 1 for line in data.split(b"\n"))
+        return cls(data, (0, *itertools.accumulate(lengths))[:-1])
 
     def position(self, byte: int) -> Position:
         line = bisect.bisect_right(self.line_starts, byte) - 1

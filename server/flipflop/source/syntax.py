@@ -25,8 +25,11 @@ def _query(source: str) -> Query:
 
 
 def captures(node: Node, source: str) -> dict[str, list[Node]]:
-    """Run a tree-sitter query (compiled once per process) and return its captures by name."""
-    return QueryCursor(_query(source)).captures(node)
+    """Run a tree-sitter query (compiled once per process) and return its captures by name,
+    each list in document order (tree-sitter does not promise that order)."""
+    found = QueryCursor(_query(source)).captures(node)
+    return {name: sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+            for name, nodes in found.items()}
 
 
 def text_of(node: Node) -> str:

@@ -13,6 +13,7 @@ from flipflop.toolchain.compile import (
     CompileResult,
     compile_to_ptx,
     effective_flags,
+    read_source,
 )
 from flipflop.toolchain.diagnostics import ToolDiagnostic
 from flipflop.toolchain.discovery import Toolchain, find_toolchain
@@ -77,7 +78,7 @@ def build(
     user's code come back as diagnostics. Nothing is cached.
     """
     tools = toolchain or find_toolchain()
-    source_text = text if text is not None else path.read_text(errors="surrogateescape")
+    source_text = text if text is not None else read_source(path)
     target = arch or _arch_from_options(path, options) or FALLBACK_ARCH
     compiled = compile_to_ptx(path, source_text, tools, target, options, cancel)
     if not compiled.ok:

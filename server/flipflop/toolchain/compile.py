@@ -110,7 +110,7 @@ def compile_to_ptx(
     source_path = source_path.absolute()
     target = normalize_arch(arch)
     if text is None:
-        text = _read_source(source_path)
+        text = read_source(source_path)
     flags = effective_flags(source_path, options)
     with tempfile.TemporaryDirectory(prefix="flipflop-") as scratch_name:
         scratch = Path(scratch_name)
@@ -135,7 +135,10 @@ def compile_to_ptx(
         run = run_tool(command, options.timeout_s, cwd=scratch, cancel=cancel)
         output_text = run.stderr + "\n" + run.stdout
         diagnostics = ensure_failure_reported(
-            parse_tool_output(output_text, _unaliaser(aliases)), "nvcc", run.returncode, output_text
+            parse_tool_output(output_text, _PathMapper(tuple(aliases))),
+            "nvcc",
+            run.returncode,
+            output_text,
         )
         ptx = ""
         if run.returncode == 0 and output.exists():
@@ -151,7 +154,8 @@ def compile_to_ptx(
     )
 
 
-def _read_source(path: Path) -> str:
+def read_source(path: Path) -> str:
+    """The saved text of `path`; `FileNotFoundError` with a readable message when it cannot."""
     try:
         return path.read_text(encoding="utf-8", errors="surrogateescape")
     except OSError as error:
@@ -173,10 +177,6 @@ def _reachable(path: Path, scratch: Path, aliases: list[_Alias]) -> str:
         raise ToolchainError(f"cannot create a link to {real}: {error.strerror}") from error
     aliases.append(_Alias(str(link), real))
     return str(link)
-
-
-def _unaliaser(aliases: Sequence[_Alias]) -> _PathMapper:
-    return _PathMapper(tuple(aliases))
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def demangle(name: str) -> str:
     demangler = _runtime_demangler()
     if demangler is not None:
         return demangler(name) or name
-    return _cuxxfilt(name) or name
+    return demangle_with_filter_tool(name) or name
 
 
 def kernel_base_name(display_name: str) -> str:
@@ -125,7 +125,8 @@ class _CxaDemangle:
         return value.decode("utf-8", errors="replace")
 
 
-def _cuxxfilt(name: str) -> str | None:
+def demangle_with_filter_tool(name: str) -> str | None:
+    """`cu++filt` (or `c++filt`) as a separate process; None when absent or unable."""
     tool = shutil.which("cu++filt") or shutil.which("c++filt")
     if tool is None:
         return None

@@ -1,0 +1,397 @@
+"""Static features of one kernel, and their evaluation for a concrete launch.
+
+`extract_features` does everything that does not depend on the launch once; `work(shape, params)`
+then costs one small product per weight group and a cached lane computation per access site.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from flipflop.analysis import expr as ex
+from flipflop.analysis import opclass as oc
+from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
+from flipflop.analysis.summary import CallSite, Factor, FunctionSummary, Key, summarize
+from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
+from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.ir import Function, Instruction, Module
+from flipflop.launch import LaunchShape
+
+_PROBE_PARAMETER = float(1 << 20)  # stands in for every parameter when probing block dependence
+
+
+class FeatureError(ValueError):
+    """The kernel cannot be analysed (unknown name, a prototype without a body)."""
+
+
+@dataclass(frozen=True)
+class _Group:
+    loops: tuple[int, ...]
+    guards: tuple[int, ...]
+    counts: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class KernelFeatures:
+    """Everything the analysis knows about one kernel before the launch shape is chosen."""
+
+    name: str
+    parameter_names: tuple[str, ...]  # PTX names, in order
+    uses_tid_y: bool
+    uses_tid_z: bool
+    assumptions: tuple[str, ...]
+    factors: tuple[Factor, ...]
+    groups: tuple[_Group, ...]
+    sites: tuple[StaticSite, ...]
+    calls: tuple[CallSite, ...]
+    divergence_lines: tuple[int, ...]
+    source_file: str
+    source_parameter_names: tuple[str, ...] = ()
+    work_depends_on_block: bool = field(default=True)
+
+    # ------------------------------------------------------------------ parameters
+
+    def with_source_names(self, names: Sequence[str]) -> KernelFeatures:
+        """The same features, also accepting source-level parameter names (by position)."""
+        return replace(self, source_parameter_names=tuple(names))
+
+    def unknown_parameters(self, params: Mapping[str, float]) -> tuple[str, ...]:
+        known = set(self.parameter_names) | set(self.source_parameter_names)
+        return tuple(name for name in params if name not in known)
+
+    def environment(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, float]:
+        env = ex.shape_env(shape)
+        by_source = dict(zip(self.source_parameter_names, self.parameter_names, strict=False))
+        for name, value in params.items():
+            env[by_source.get(name, name)] = float(value)
+        return env
+
+    # ------------------------------------------------------------------ evaluation
+
+    def work(self, shape: LaunchShape, params: Mapping[str, float]) -> ThreadWork:
+        """Per launched thread, averaged over every launched thread (idle ones included)."""
+        env = self.environment(shape, params)
+        factor_values = [factor.value(env)[0] for factor in self.factors]
+        totals = [0.0] * oc.VECTOR_LENGTH
+        busiest: dict[tuple[int, ...], float] = {}
+        for group in self.groups:
+            loop_weight = math.prod(factor_values[i] for i in group.loops)
+            guard_weight = math.prod(factor_values[i] for i in group.guards)
+            weight = loop_weight * guard_weight
+            if weight:
+                for position, amount in enumerate(group.counts):
+                    if amount:
+                        totals[position] += weight * amount
+            useful = sum(group.counts[i] for i in oc.WORK_INDICES) or group.counts[0] * 1e-6
+            busiest[group.guards] = busiest.get(group.guards, 0.0) + loop_weight * useful
+        main_guards = max(busiest, key=lambda guards: busiest[guards]) if busiest else ()
+        active = math.prod(factor_values[i] for i in main_guards)
+
+        block = shape.block
+        site_work: list[SiteWork] = []
+        sums: dict[str, float] = {}
+        for site in self.sites:
+            weight = math.prod(factor_values[i] for i in site.key) * site.accesses
+            evaluated = evaluate_site(site, block, env)
+            work = _site_work(site, evaluated, weight)
+            site_work.append(work)
+            _accumulate(sums, site, work)
+
+        idle_lines = sorted({
+            line
+            for factor, value in zip(self.factors, factor_values, strict=True)
+            if factor.kind == "guard" and value < 1.0
+            for line in factor.lines
+        })  # fmt: skip
+        return ThreadWork(
+            instructions=totals[oc.INSTRUCTIONS],
+            fp32_flops=totals[oc.FP32_FLOPS],
+            fp64_flops=totals[oc.FP64_FLOPS],
+            fp16_flops=totals[oc.FP16_FLOPS],
+            int_ops=totals[oc.INT_OPS],
+            conversions=totals[oc.CONVERSIONS],
+            sfu_ops=totals[oc.SFU_OPS],
+            tensor_flops=totals[oc.TENSOR_FLOPS],
+            global_load_bytes=sums.get("global_load_bytes", 0.0),
+            global_store_bytes=sums.get("global_store_bytes", 0.0),
+            global_load_sectors=sums.get("global_load_sectors", 0.0),
+            global_store_sectors=sums.get("global_store_sectors", 0.0),
+            local_bytes=sums.get("local_bytes", 0.0),
+            shared_accesses=sums.get("shared_accesses", 0.0),
+            shared_wavefronts=sums.get("shared_wavefronts", 0.0),
+            atomics=totals[oc.ATOMICS],
+            barriers=totals[oc.BARRIERS],
+            shuffles=totals[oc.SHUFFLES],
+            branches=totals[oc.BRANCHES],
+            divergent_branches=totals[oc.DIVERGENT_BRANCHES],
+            active_fraction=min(1.0, max(0.0, active)),
+            async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
+            sites=tuple(site_work),
+            idle_lines=tuple(idle_lines),
+            divergence_lines=self.divergence_lines,
+        )
+
+    def counts(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, float]:
+        """Every instruction class per thread (a superset of what `ThreadWork` carries)."""
+        env = self.environment(shape, params)
+        factor_values = [factor.value(env)[0] for factor in self.factors]
+        totals = [0.0] * oc.VECTOR_LENGTH
+        for group in self.groups:
+            weight = math.prod(factor_values[i] for i in group.loops + group.guards)
+            for position, amount in enumerate(group.counts):
+                totals[position] += weight * amount
+        return dict(zip(oc.NAMES, totals, strict=True))
+
+    def to_json(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, Any]:
+        """A JSON-ready description of the features for one launch."""
+        from flipflop.analysis.report import features_json
+
+        return features_json(self, shape, params)
+
+
+def extract_features(
+    module: Module, kernel_name: str, source_parameter_names: Sequence[str] = ()
+) -> KernelFeatures:
+    """Analyse one kernel of a module (its `.func` callees folded in)."""
+    kernel = module.function(kernel_name)
+    if kernel is None or not kernel.is_kernel:
+        names = ", ".join(k.name for k in module.kernels) or "none"
+        raise FeatureError(f"no kernel named '{kernel_name}' in the PTX (kernels: {names})")
+    if not kernel.has_body:
+        raise FeatureError(f"kernel '{kernel_name}' has no body in the PTX")
+    source_file = _main_file(kernel, module)
+    kernel_params = frozenset(param.name for param in kernel.params)
+    function_names = frozenset(f.name for f in module.functions if f.has_body)
+
+    folded = _fold(module, kernel, kernel_params, function_names, source_file)
+    features = KernelFeatures(
+        name=kernel.name,
+        parameter_names=tuple(param.name for param in kernel.params),
+        uses_tid_y=folded.uses_tid_y,
+        uses_tid_z=folded.uses_tid_z,
+        assumptions=folded.assumptions,
+        factors=folded.factors,
+        groups=folded.groups,
+        sites=folded.sites,
+        calls=folded.calls,
+        divergence_lines=folded.divergence_lines,
+        source_file=source_file,
+        source_parameter_names=tuple(source_parameter_names),
+    )
+    return replace(features, work_depends_on_block=_depends_on_block(features))
+
+
+# --------------------------------------------------------------------------- folding calls
+
+
+@dataclass(frozen=True)
+class _Folded:
+    factors: tuple[Factor, ...]
+    groups: tuple[_Group, ...]
+    sites: tuple[StaticSite, ...]
+    calls: tuple[CallSite, ...]
+    divergence_lines: tuple[int, ...]
+    assumptions: tuple[str, ...]
+    uses_tid_y: bool
+    uses_tid_z: bool
+
+
+def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
+          function_names: frozenset[str], source_file: str) -> _Folded:  # fmt: skip
+    summaries: dict[str, FunctionSummary] = {}
+
+    def summary_of(function: Function) -> FunctionSummary:
+        known = summaries.get(function.name)
+        if known is None:
+            params = kernel_params if function.is_kernel else frozenset()
+            table = _line_table(function, source_file)
+
+            def line_of(instruction: Instruction) -> int | None:
+                return table.get(instruction.ptx_line)
+
+            known = summarize(function, params, line_of, function_names)
+            summaries[function.name] = known
+        return known
+
+    factors: list[Factor] = []
+    groups: dict[Key, list[float]] = {}
+    sites: list[StaticSite] = []
+    calls: list[CallSite] = []
+    divergence: set[int] = set()
+    assumptions: list[str] = []
+    uses_tid: set[str] = set()
+    offsets: dict[str, int] = {}
+
+    def fold(function: Function, prefix: Key, stack: tuple[str, ...]) -> None:
+        summary = summary_of(function)
+        offset = offsets.get(function.name)
+        if offset is None:
+            offset = len(factors)
+            offsets[function.name] = offset
+            factors.extend(summary.factors)
+            _note_assumptions(summary, assumptions)
+        uses_tid.update(summary.uses_tid)
+        divergence.update(summary.divergence_lines)
+
+        def shift(key: Key) -> Key:
+            return tuple(sorted(prefix + tuple(offset + i for i in key)))
+
+        for key, counts in summary.groups:
+            target = groups.setdefault(shift(key), [0.0] * oc.VECTOR_LENGTH)
+            for position, amount in enumerate(counts):
+                target[position] += amount
+        sites.extend(replace(site, key=shift(site.key)) for site in summary.sites)
+        for call in summary.calls:
+            calls.append(replace(call, key=shift(call.key)))
+            callee = module.function(call.callee)
+            if callee is None or not callee.has_body:
+                continue
+            if call.callee in stack:
+                assumptions.append(
+                    f"recursive call to {call.callee} at line(s) {_text(call.lines)}: "
+                    "its body is counted once per call chain, not per recursion level"
+                )
+                continue
+            fold(callee, shift(call.key), (*stack, call.callee))
+
+    fold(kernel, (), (kernel.name,))
+    group_list = []
+    for key, counts in groups.items():
+        loops = tuple(i for i in key if factors[i].kind == "loop")
+        guards = tuple(i for i in key if factors[i].kind == "guard")
+        group_list.append(_Group(loops, guards, tuple(counts)))
+    for site in sites:
+        if site.kind == "indirect":
+            assumptions.append(
+                f"{site.operation} at line(s) {_text(site.lines)}: address from loaded data, "
+                "taken as one 32-byte sector per lane"
+            )
+        elif site.kind == "unknown":
+            assumptions.append(
+                f"{site.operation} at line(s) {_text(site.lines)}: lane pattern not followed, "
+                "taken as coalesced (conflict-free in shared memory)"
+            )
+    return _Folded(
+        factors=tuple(factors),
+        groups=tuple(group_list),
+        sites=tuple(sites),
+        calls=tuple(calls),
+        divergence_lines=tuple(sorted(divergence)),
+        assumptions=tuple(dict.fromkeys(assumptions)),
+        uses_tid_y="y" in uses_tid,
+        uses_tid_z="z" in uses_tid,
+    )
+
+
+def _note_assumptions(summary: FunctionSummary, assumptions: list[str]) -> None:
+    for factor in summary.factors:
+        if factor.kind == "loop" and factor.assumed:
+            assumptions.append(
+                f"loop at line(s) {_text(factor.lines)} in {summary.name}: trip count unknown "
+                f"({factor.description}), assumed {DEFAULT_TRIP_COUNT:g}"
+            )
+    if summary.unknown_branch_lines:
+        assumptions.append(
+            f"branch(es) at line(s) {_text(summary.unknown_branch_lines)} in {summary.name}: "
+            "condition not followed, both paths counted for every thread"
+        )
+    if summary.irreducible:
+        assumptions.append(
+            f"{summary.name} has irreducible control flow: its cycles are not counted as loops"
+        )
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _site_work(site: StaticSite, shape: SiteShape, weight: float) -> SiteWork:
+    sectors = 0.0
+    if site.space in ("global", "generic", "tex", "local"):
+        sectors = shape.sectors * weight
+    return SiteWork(
+        space=site.space,
+        is_store=site.is_store,
+        pattern=shape.pattern,
+        lines=site.lines,
+        accesses=weight,
+        bytes_requested=weight * site.width_bytes,
+        sectors=sectors,
+        bank_conflict_degree=shape.bank_conflict_degree,
+        stride_bytes=shape.stride_bytes,
+    )
+
+
+def _accumulate(sums: dict[str, float], site: StaticSite, work: SiteWork) -> None:
+    space = site.space
+    if space in ("global", "generic", "tex"):
+        direction = "store" if site.is_store else "load"
+        for name, amount in ((f"global_{direction}_bytes", work.bytes_requested),
+                             (f"global_{direction}_sectors", work.sectors)):  # fmt: skip
+            sums[name] = sums.get(name, 0.0) + amount
+    elif space == "local":
+        sums["local_bytes"] = sums.get("local_bytes", 0.0) + work.bytes_requested
+    elif space == "shared" and not site.async_copy:
+        sums["shared_accesses"] = sums.get("shared_accesses", 0.0) + work.accesses
+        sums["shared_wavefronts"] = (
+            sums.get("shared_wavefronts", 0.0) + work.accesses * work.bank_conflict_degree
+        )
+
+
+def _main_file(kernel: Function, module: Module) -> str:
+    """The kernel's own source file: where its first located instruction (the kernel's
+    opening line) comes from."""
+    for block in kernel.blocks:
+        for instruction in block.instructions:
+            if instruction.loc is not None and instruction.loc.file:
+                return instruction.loc.file
+    return ""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The analysis allocates many small short-lived objects while a large parsed module is
+    alive; each cyclic-GC pass would rescan that module (half the extraction time on a 6 MB
+    PTX). Nothing here needs cycle collection, so the collector waits until the end."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _line_table(function: Function, source_file: str) -> dict[int, int]:
+    """CUDA line of each instruction (by PTX line). Code inlined from another file (a header)
+    is charged to the last line of the kernel's own file before it: the call site."""
+    table: dict[int, int] = {}
+    current: int | None = None
+    for block in function.blocks:
+        for instruction in block.instructions:
+            loc = instruction.loc
+            if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
+                current = loc.line
+            if current is not None:
+                table[instruction.ptx_line] = current
+    return table
+
+
+def _depends_on_block(features: KernelFeatures) -> bool:
+    """Whether a block's total work changes with its size (it does unless more threads only
+    split a fixed amount of work: block- or grid-stride loops over a fixed range)."""
+    params = {name: _PROBE_PARAMETER for name in features.parameter_names}
+    totals = []
+    for threads in (128, 256):
+        shape = LaunchShape(block=(threads, 1, 1), grid=(64, 1, 1))
+        per_thread = features.counts(shape, params)["instructions"]
+        totals.append(per_thread * threads)
+    return not math.isclose(totals[0], totals[1], rel_tol=0.02)
+
+
+def _text(lines: tuple[int, ...]) -> str:
+    return ", ".join(str(line) for line in lines) or "?"

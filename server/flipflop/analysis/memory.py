@@ -1,0 +1,286 @@
+"""Memory access sites: where each load/store goes and how a warp's lanes spread over memory.
+
+Global memory is served in 32-byte sectors; a warp request costs as many sectors as its 32
+lanes touch (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"). Shared memory
+has 32 banks of 4 bytes; a request takes as many wavefronts as the most distinct 4-byte words
+any one bank must serve (the same word is broadcast). Accesses wider than 4 bytes are served
+in phases of 128 bytes (half a warp for 8-byte, a quarter for 16-byte accesses), each phase
+conflict-free at best (CUDA C++ Programming Guide, "Shared Memory", compute capability 5.x+).
+
+Lane addresses come from the address's coefficients of `tid.x/y/z` and `laneid`: lane l of a
+warp is thread `warp·32 + l` of the block, x fastest. Base pointers are taken as 256-byte
+aligned (cudaMalloc); only the numeric constant offset shifts sectors.
+
+Assumptions, reported where used:
+- an address computed from loaded data (indirect) touches one sector per lane;
+- an address whose lane dependence the analysis cannot follow is taken as coalesced;
+- a lane stride that needs a parameter the caller did not give is taken as ≥ 32 bytes
+  (one sector per lane).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from flipflop.analysis import expr as ex
+from flipflop.analysis.opclass import TYPE_BYTES, data_type, mma_shape
+from flipflop.analysis.poly import DATA, Monomial, Poly, atom_taint
+from flipflop.analysis.work import AccessPattern, MemorySpace
+from flipflop.ir import Address, Immediate, Instruction
+
+SECTOR_BYTES = 32
+BANKS = 32
+BANK_BYTES = 4
+WARP = 32
+
+AddressKind = Literal["affine", "uniform", "indirect", "unknown", "contiguous"]
+_SPACES: dict[str, MemorySpace] = {
+    "global": "global", "shared": "shared", "shared::cta": "shared", "shared::cluster": "shared",
+    "local": "local", "const": "const", "param": "param",
+}  # fmt: skip
+_LANE_ATOMS = ("tid.x", "tid.y", "tid.z", "laneid")
+_LANE_SET = frozenset(_LANE_ATOMS)
+_MEMORY_OPCODES = frozenset(("ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
+                             "ldmatrix", "stmatrix", "wmma", "cp"))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StaticSite:
+    """One memory instruction (or several identical ones) before the launch shape is known."""
+
+    space: MemorySpace
+    is_store: bool
+    operation: str  # e.g. "ld.global.v4.f32"
+    width_bytes: int  # per lane and access
+    kind: AddressKind
+    lane_coefficients: tuple[ex.Expr, ex.Expr, ex.Expr, ex.Expr] | None  # tid.x/y/z, laneid
+    offset: int  # numeric constant part of the address
+    lines: tuple[int, ...]
+    key: tuple[int, ...]  # weight factors
+    accesses: float = 1.0  # identical instructions merged into this site
+    async_copy: bool = False
+
+    def merge_key(self) -> tuple[object, ...]:
+        return (self.space, self.is_store, self.operation, self.width_bytes, self.kind,
+                self.lane_coefficients, self.offset % SECTOR_BYTES, self.lines, self.key,
+                self.async_copy)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SiteShape:
+    """A site evaluated for one block shape: per access of one thread."""
+
+    pattern: AccessPattern
+    sectors: float  # per thread and access (global/local)
+    bank_conflict_degree: float  # shared
+    stride_bytes: int | None
+    assumed: str | None  # the assumption used, if any
+
+
+def memory_space(instruction: Instruction) -> MemorySpace | None:
+    opcode = instruction.opcode
+    if opcode not in _MEMORY_OPCODES:
+        return None
+    if opcode in ("tex", "tld4", "suld", "sust"):
+        return "tex"
+    if opcode in ("ldmatrix", "stmatrix"):
+        return "shared"
+    if opcode == "cp":
+        copies = "async" in instruction.modifiers and len(_addresses(instruction)) >= 2
+        return "global" if copies else None  # commit_group/wait_group move nothing
+    if opcode == "wmma" and instruction.modifiers[:1] not in (("load",), ("store",)):
+        return None
+    for modifier in instruction.modifiers:
+        space = _SPACES.get(modifier)
+        if space is not None:
+            return space
+    return "generic"
+
+
+def access_width(instruction: Instruction) -> int:
+    modifiers = instruction.modifiers
+    if instruction.opcode == "wmma":
+        return _wmma_bytes(modifiers)
+    if instruction.opcode in ("ldmatrix", "stmatrix"):
+        count = next((int(m[1:]) for m in modifiers if m in ("x1", "x2", "x4")), 1)
+        return 4 * count
+    if instruction.opcode == "cp":
+        size = next((o for o in instruction.operands[2:3] if isinstance(o, Immediate)), None)
+        return int(size.value) if size is not None else 16
+    kind = data_type(modifiers)
+    width = TYPE_BYTES.get(kind or "", 4)
+    for modifier in modifiers:
+        if modifier in ("v2", "v4", "v8"):
+            width *= int(modifier[1])
+    return width
+
+
+def _wmma_bytes(modifiers: tuple[str, ...]) -> int:
+    shape = mma_shape(modifiers)
+    kind = data_type(modifiers)
+    if shape is None or kind is None:
+        return 16
+    m, n, k = shape
+    matrix = modifiers[1] if len(modifiers) > 1 else "c"
+    elements = {"a": m * k, "b": k * n}.get(matrix, m * n)
+    return max(1, elements * TYPE_BYTES.get(kind, 2) // WARP)
+
+
+def _addresses(instruction: Instruction) -> list[Address]:
+    return [o for o in instruction.operands if isinstance(o, Address)]
+
+
+def address_operand(instruction: Instruction) -> Address | None:
+    """The memory operand; for `cp.async` the global source (the second address)."""
+    addresses = _addresses(instruction)
+    if not addresses:
+        return None
+    if instruction.opcode == "cp":
+        return addresses[1] if len(addresses) > 1 else None
+    return addresses[0]
+
+
+def describe_address(address: Poly) -> tuple[AddressKind, tuple[ex.Expr, ...] | None, int]:
+    """(kind, lane coefficients, numeric offset) of an address."""
+    constant = address.terms.get((), 0)
+    offset = int(constant) if float(constant).is_integer() else 0
+    lane_parts: dict[str, dict[Monomial, float]] = {}
+    for monomial, coefficient in address.terms.items():
+        lane_atoms = [atom for atom in monomial if atom in _LANE_SET]
+        opaque = [atom for atom in monomial if atom.startswith("opq:")]
+        for atom in opaque:
+            taint = atom_taint(atom)
+            if taint & DATA:
+                return "indirect", None, offset
+            if taint:
+                return "unknown", None, offset  # an opaque part that may differ between lanes
+        if not lane_atoms:
+            continue
+        if len(lane_atoms) > 1:
+            return "unknown", None, offset
+        (lane_atom,) = lane_atoms
+        rest = tuple(atom for atom in monomial if atom != lane_atom)
+        lane_parts.setdefault(lane_atom, {})[rest] = coefficient
+    if not lane_parts:
+        return "uniform", None, offset
+    coefficients: list[ex.Expr] = []
+    for atom in _LANE_ATOMS:
+        part = lane_parts.get(atom)
+        value = Poly(part).to_expr() if part else ex.ZERO
+        if value is None:
+            return "unknown", None, offset
+        coefficients.append(value)
+    return "affine", tuple(coefficients), offset
+
+
+def evaluate_site(
+    site: StaticSite, block: tuple[int, int, int], env: Mapping[str, float]
+) -> SiteShape:
+    width = site.width_bytes
+    shared = site.space == "shared"
+    if site.kind == "contiguous":
+        return SiteShape("coalesced", width / SECTOR_BYTES, 1.0, width, None)
+    if site.kind == "indirect":
+        return SiteShape("indirect", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
+                         "address depends on loaded data: one sector per lane")  # fmt: skip
+    if site.kind == "unknown":
+        return SiteShape("unknown", _contiguous_sectors(width), 1.0, None,
+                         "lane pattern not followed: taken as coalesced")  # fmt: skip
+    if site.kind == "uniform":
+        return SiteShape("uniform", math.ceil(width / SECTOR_BYTES) / WARP, 1.0, 0, None)
+    assert site.lane_coefficients is not None
+    assumed = None
+    bx, by, bz = block
+    # A coefficient matters only when its index varies inside a warp.
+    needed = (True, by > 1 and (bx % WARP != 0), bz > 1 and ((bx * by) % WARP != 0), True)
+    try:
+        cx, cy, cz, cl = (
+            round(c.evaluate(env)) if use else 0
+            for c, use in zip(site.lane_coefficients, needed, strict=True)
+        )
+    except ex.MissingSymbol as missing:
+        if shared:
+            return SiteShape("unknown", 0.0, 1.0, None, f"lane stride needs '{missing.name}'")
+        return SiteShape("strided", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
+                         f"lane stride needs '{missing.name}': taken as >= 32 bytes")  # fmt: skip
+    if shared:
+        degree, stride = bank_conflicts(cx, cy, cz, cl, site.offset, width, *block)
+        pattern: AccessPattern = "coalesced" if degree <= 1.0 else "strided"
+        if stride == 0:
+            pattern = "uniform"
+        return SiteShape(pattern, 0.0, degree, stride, assumed)
+    sectors, stride = warp_sectors(cx, cy, cz, cl, site.offset % SECTOR_BYTES, width, *block)
+    if stride == 0:
+        pattern = "uniform"
+    elif sectors <= _contiguous_sectors(width) * 1.3 + 1e-9:
+        pattern = "coalesced"
+    else:
+        pattern = "strided"
+    return SiteShape(pattern, sectors, 1.0, stride, assumed)
+
+
+def _contiguous_sectors(width: int) -> float:
+    return max(1.0, WARP * width / SECTOR_BYTES) / WARP
+
+
+def _lane_addresses(
+    cx: int, cy: int, cz: int, cl: int, offset: int, bx: int, by: int, bz: int
+) -> list[list[int]]:
+    """Addresses of each warp's lanes (at most 32 warps: a block holds 1024 threads)."""
+    threads = bx * by * bz
+    warps: list[list[int]] = []
+    for first in range(0, threads, WARP):
+        addresses = []
+        for lane, thread in enumerate(range(first, min(first + WARP, threads))):
+            x = thread % bx
+            y = (thread // bx) % by
+            z = thread // (bx * by)
+            addresses.append(offset + cx * x + cy * y + cz * z + cl * lane)
+        warps.append(addresses)
+    return warps
+
+
+@lru_cache(maxsize=8192)
+def warp_sectors(
+    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int
+) -> tuple[float, int]:
+    """(32-byte sectors per thread per access, stride between lanes 0 and 1)."""
+    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz)
+    total = 0
+    threads = 0
+    for addresses in warps:
+        sectors: set[int] = set()
+        for address in addresses:
+            first, last = address // SECTOR_BYTES, (address + width - 1) // SECTOR_BYTES
+            sectors.update(range(first, last + 1))
+        total += len(sectors)
+        threads += len(addresses)
+    first_warp = warps[0] if warps else [0]
+    stride = first_warp[1] - first_warp[0] if len(first_warp) > 1 else 0
+    return total / max(1, threads), abs(stride)
+
+
+@lru_cache(maxsize=8192)
+def bank_conflicts(
+    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int
+) -> tuple[float, int]:
+    """(wavefronts per request relative to a conflict-free one, stride between lanes 0 and 1)."""
+    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz)
+    lanes_per_phase = max(1, WARP * BANK_BYTES // max(width, BANK_BYTES))
+    actual = 0
+    ideal = 0
+    for addresses in warps:
+        for start in range(0, len(addresses), lanes_per_phase):
+            banks: dict[int, set[int]] = {}
+            for address in addresses[start : start + lanes_per_phase]:
+                for word in range(address // BANK_BYTES, (address + width - 1) // BANK_BYTES + 1):
+                    banks.setdefault(word % BANKS, set()).add(word)
+            actual += max(len(words) for words in banks.values())
+            ideal += 1
+    first_warp = warps[0] if warps else [0]
+    stride = first_warp[1] - first_warp[0] if len(first_warp) > 1 else 0
+    return actual / max(1, ideal), abs(stride)

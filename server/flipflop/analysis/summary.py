@@ -1,0 +1,351 @@
+"""One function's static summary: counts per weight group, access sites, loops, guards, calls.
+
+Every block's executions per thread are a product of factors: the trip counts of the loops
+around it and the fractions of threads that pass the guards dominating it. Blocks with the same
+factors share a group, so evaluating a launch is one product per group, not per block.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from operator import itemgetter
+from typing import Literal
+
+from flipflop.analysis import expr as ex
+from flipflop.analysis import opclass as oc
+from flipflop.analysis.cfg import ControlFlow, Loop, branch_target, build_control_flow
+from flipflop.analysis.dataflow import Condition, FunctionValues, negate
+from flipflop.analysis.guards import fraction
+from flipflop.analysis.memory import (
+    StaticSite,
+    access_width,
+    address_operand,
+    memory_space,
+)
+from flipflop.analysis.poly import LANE
+from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
+from flipflop.ir import Function, Instruction, SpecialRegister, Symbol
+
+Key = tuple[int, ...]
+_NOTABLE = frozenset((
+    "mov", "call", "mbarrier", "ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
+    "ldmatrix", "stmatrix", "wmma", "cp",
+))  # fmt: skip
+"""Opcodes whose operands matter beyond their class: thread indices, calls, memory sites."""
+LineOf = Callable[[Instruction], "int | None"]
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A multiplier on the executions of the blocks under it."""
+
+    kind: Literal["loop", "guard"]
+    expression: ex.Expr
+    default: float  # used when the expression needs a parameter the caller did not give
+    assumed: bool  # the expression itself is a default (unknown loop bound)
+    description: str
+    lines: tuple[int, ...]
+    function: str
+    divergent: bool = False  # guards: the condition differs between lanes of a warp
+    depth: int = 0  # loops: nesting depth
+    parent: int | None = None  # loops: the enclosing loop's factor
+
+    def value(self, env: dict[str, float]) -> tuple[float, bool]:
+        """(value, whether a default stood in for a missing parameter)."""
+        try:
+            return self.expression.evaluate(env), False
+        except ex.MissingSymbol:
+            return self.default, True
+
+
+@dataclass(frozen=True)
+class CallSite:
+    callee: str
+    key: Key
+    lines: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    name: str
+    factors: tuple[Factor, ...]
+    groups: tuple[tuple[Key, tuple[float, ...]], ...]
+    sites: tuple[StaticSite, ...]
+    calls: tuple[CallSite, ...]
+    divergence_lines: tuple[int, ...]
+    unknown_branch_lines: tuple[int, ...]
+    uses_tid: frozenset[str]  # "x", "y", "z"
+    irreducible: bool
+
+
+def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
+              function_names: frozenset[str]) -> FunctionSummary:  # fmt: skip
+    flow = build_control_flow(function)
+    values = FunctionValues(function, flow, kernel_params)
+    factors: list[Factor] = []
+    loop_factor: dict[int, int] = {}
+    trips: dict[int, TripCount] = {}
+    for loop in flow.loops:
+        count = trip_count(function, flow, values, loop)
+        trips[loop.index] = count
+        parent = loop_factor.get(loop.parent) if loop.parent is not None else None
+        loop_factor[loop.index] = len(factors)
+        factors.append(Factor(
+            "loop", count.expression, DEFAULT_TRIP_COUNT, count.assumed, count.reason,
+            _loop_lines(function, loop, line_of), function.name, depth=loop.depth, parent=parent,
+        ))  # fmt: skip
+
+    def halving(register: str) -> tuple[ex.Expr, ex.Expr] | None:
+        induction = values.inductions.get(register)
+        if induction is None or not induction.geometric or len(induction.inits) != 1:
+            return None
+        b, i = induction.inits[0]
+        start = values.definition(b, i, register).to_expr()
+        trip = trips[induction.loop]
+        return None if start is None or trip.assumed else (start, trip.expression)
+
+    region_guards, divergent_blocks, unknown_lines = _guards(
+        function, flow, values, factors, line_of, halving
+    )
+    keys = _block_keys(flow, loop_factor, region_guards)
+    return _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
+                    line_of, function_names)  # fmt: skip
+
+
+def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, ...]:
+    """The loop statement's lines: its test and update sit at the end of the latches."""
+    lines: list[int] = []
+    for latch in loop.latches:
+        for instruction in function.blocks[latch].instructions[-3:]:
+            line = line_of(instruction)
+            if line is not None:
+                lines.append(line)
+    if not lines:
+        for block in sorted(loop.body):
+            for instruction in function.blocks[block].instructions:
+                line = line_of(instruction)
+                if line is not None:
+                    lines.append(line)
+    return tuple(sorted(set(lines)))
+
+
+def _guards(
+    function: Function,
+    flow: ControlFlow,
+    values: FunctionValues,
+    factors: list[Factor],
+    line_of: LineOf,
+    halving: Callable[[str], tuple[ex.Expr, ex.Expr] | None],
+) -> tuple[dict[int, list[int]], set[int], list[int]]:
+    """Guard factors by the block that starts their region; blocks ending in a lane-divergent
+    branch; lines of branches whose condition is unknown (both paths counted in full)."""
+    labels = {block.label: i for i, block in enumerate(function.blocks) if block.label}
+    region_guards: dict[int, list[int]] = {}
+    divergent: set[int] = set()
+    unknown_lines: list[int] = []
+    for block in flow.reachable_order:
+        instructions = function.blocks[block].instructions
+        if not instructions:
+            continue
+        branch = instructions[-1]
+        if branch.opcode != "bra" or branch.guard is None or "uni" in branch.modifiers:
+            continue
+        predicate = branch.guard.predicate
+        if values.taint(predicate) & LANE:
+            divergent.add(block)
+        successors = flow.successors[block]
+        if len(successors) != 2 or _leaves_a_loop(flow, block, successors):
+            continue
+        target = labels.get(branch_target(branch) or "")
+        condition = values.condition(predicate, block, len(instructions) - 1)
+        lines = _branch_lines(function, block, line_of)
+        regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
+        if not regions:
+            continue
+        if condition is None:
+            unknown_lines.extend(lines)
+            continue
+        taken: Condition = negate(condition) if branch.guard.negated else condition
+        for successor in regions:
+            holds = taken if successor == target else negate(taken)
+            share = fraction(holds, halving)
+            if share is None:
+                unknown_lines.extend(lines)
+                continue
+            if isinstance(share, ex.Const) and share.value == 1.0:
+                continue
+            region_guards.setdefault(successor, []).append(len(factors))
+            factors.append(Factor(
+                "guard", share, 1.0, False, f"threads reaching line(s) {_text(lines)}: {share}",
+                lines, function.name, divergent=block in divergent,
+            ))  # fmt: skip
+    return region_guards, divergent, sorted(set(unknown_lines))
+
+
+def _leaves_a_loop(flow: ControlFlow, block: int, successors: tuple[int, ...]) -> bool:
+    for loop_index in flow.loops_of(block):
+        body = flow.loops[loop_index].body
+        if sum(s in body for s in successors) == 1:
+            return True
+        if any(s == flow.loops[loop_index].header for s in successors):
+            return True
+    return False
+
+
+def _branch_lines(function: Function, block: int, line_of: LineOf) -> tuple[int, ...]:
+    lines = []
+    for instruction in function.blocks[block].instructions[-2:]:
+        line = line_of(instruction)
+        if line is not None:
+            lines.append(line)
+    return tuple(sorted(set(lines)))
+
+
+def _block_keys(flow: ControlFlow, loop_factor: dict[int, int],
+                region_guards: dict[int, list[int]]) -> dict[int, Key]:  # fmt: skip
+    guards: dict[int, tuple[int, ...]] = {}
+    keys: dict[int, Key] = {}
+    for block in flow.reachable_order:  # a block's immediate dominator comes before it
+        parent = flow.idom[block]
+        inherited = guards.get(parent, ()) if parent >= 0 else ()
+        guards[block] = inherited + tuple(region_guards.get(block, ()))
+        loops = tuple(loop_factor[index] for index in flow.loops_of(block))
+        keys[block] = tuple(sorted(loops + guards[block]))
+    return keys
+
+
+def _collect(
+    function: Function,
+    flow: ControlFlow,
+    values: FunctionValues,
+    factors: list[Factor],
+    keys: dict[int, Key],
+    divergent_blocks: set[int],
+    unknown_lines: list[int],
+    line_of: LineOf,
+    function_names: frozenset[str],
+) -> FunctionSummary:
+    opcode_counts: dict[Key, Counter[tuple[str, tuple[str, ...]]]] = {}
+    extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
+    sites: dict[tuple[object, ...], tuple[StaticSite, float]] = {}
+    calls: list[CallSite] = []
+    uses_tid: set[str] = set()
+    divergence_lines: set[int] = set()
+    opcode_and_modifiers = itemgetter(0, 1)
+    for block in flow.reachable_order:
+        key = keys[block]
+        instructions = function.blocks[block].instructions
+        counter = opcode_counts.get(key)
+        if counter is None:
+            counter = opcode_counts[key] = Counter()
+            extra[key] = [0.0] * oc.VECTOR_LENGTH
+        vector = extra[key]
+        counter.update(map(opcode_and_modifiers, instructions))
+        for index, instruction in enumerate(instructions):
+            opcode = instruction.opcode
+            if opcode not in _NOTABLE:
+                continue
+            if opcode == "mov":
+                source = instruction.operands[1] if len(instruction.operands) > 1 else None
+                if isinstance(source, SpecialRegister) and source.name.startswith("tid."):
+                    uses_tid.add(source.name[-1])
+            elif opcode == "call":
+                callee = _callee(instruction, function_names)
+                if callee is not None:
+                    line = line_of(instruction)
+                    calls.append(CallSite(callee, key, (line,) if line is not None else ()))
+            else:
+                site = _site(instruction, block, index, values, key, line_of, vector)
+                if site is not None:
+                    merge = site.merge_key()
+                    known = sites.get(merge)
+                    sites[merge] = (site, 1.0 if known is None else known[1] + 1.0)
+        if block in divergent_blocks:
+            vector[oc.DIVERGENT_BRANCHES] += 1.0
+            branch_line = line_of(instructions[-1])
+            if branch_line is not None:
+                divergence_lines.add(branch_line)
+    groups: dict[Key, tuple[float, ...]] = {}
+    for key, counter in opcode_counts.items():
+        totals = list(extra[key])
+        for (opcode, modifiers), count in counter.items():
+            for position, amount in enumerate(oc.classify(opcode, modifiers)):
+                if amount:
+                    totals[position] += amount * count
+        groups[key] = tuple(totals)
+    return FunctionSummary(
+        name=function.name,
+        factors=tuple(factors),
+        groups=tuple(groups.items()),
+        sites=tuple(
+            replace(site, accesses=count) if count != 1.0 else site
+            for site, count in sites.values()
+        ),
+        calls=tuple(calls),
+        divergence_lines=tuple(sorted(divergence_lines)),
+        unknown_branch_lines=tuple(unknown_lines),
+        uses_tid=frozenset(uses_tid),
+        irreducible=flow.irreducible,
+    )
+
+
+def _callee(instruction: Instruction, function_names: frozenset[str]) -> str | None:
+    for operand in instruction.operands:
+        if isinstance(operand, Symbol) and operand.name in function_names:
+            return operand.name
+    return None
+
+
+def _site(
+    instruction: Instruction,
+    block: int,
+    index: int,
+    values: FunctionValues,
+    key: Key,
+    line_of: LineOf,
+    vector: list[float],
+) -> StaticSite | None:
+    line = line_of(instruction)
+    lines = (line,) if line is not None else ()
+    operation = instruction.full_opcode
+    if instruction.opcode == "mbarrier":
+        if "expect_tx" not in instruction.modifiers:
+            return None
+        if len(instruction.operands) < 2:
+            return None
+        size = values.operand(instruction.operands[-1], block, index)
+        if not size.is_constant or size.constant_term <= 0:
+            return None
+        # Bulk (TMA) copies announce their bytes to the barrier; count them here, once.
+        width = int(size.constant_term)
+        vector[oc.ASYNC_COPY_BYTES] += width
+        return StaticSite("global", False, operation, width, "contiguous", None, 0, lines, key,
+                          async_copy=True)  # fmt: skip
+    space = memory_space(instruction)
+    if space is None or space == "param":
+        return None
+    if instruction.opcode == "cp" and "bulk" in instruction.modifiers:
+        return None
+    is_store = instruction.opcode in ("st", "red", "sust", "stmatrix") or (
+        instruction.opcode == "wmma" and instruction.modifiers[:1] == ("store",)
+    )
+    width = access_width(instruction)
+    if instruction.opcode == "cp":
+        vector[oc.ASYNC_COPY_BYTES] += width
+    if instruction.opcode == "wmma" or space == "local":
+        return StaticSite(space, is_store, operation, width, "contiguous", None, 0, lines, key)
+    address = address_operand(instruction)
+    if address is None:
+        return StaticSite(space, is_store, operation, width, "unknown", None, 0, lines, key)
+    kind, coefficients, offset = values.describe(address, block, index)
+    lane = None
+    if coefficients is not None:
+        lane = (coefficients[0], coefficients[1], coefficients[2], coefficients[3])
+    return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
+                      async_copy=instruction.opcode == "cp")  # fmt: skip
+
+
+def _text(lines: tuple[int, ...]) -> str:
+    return ", ".join(str(line) for line in lines) or "?"

@@ -1,0 +1,301 @@
+"""Joins the grammar's statements and the fast path's statements into the IR, in PTX line order.
+
+Functions come from the grammar (with their body's line span); the fast path's instructions and
+labels fall into the function whose span holds their line. Basic blocks start at a label and
+after a branch, return or exit.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
+
+from flipflop.ir import (
+    Address,
+    BasicBlock,
+    Function,
+    Instruction,
+    Module,
+    Negated,
+    Operand,
+    PredicatePair,
+    Register,
+    RegisterDeclaration,
+    SourceLoc,
+    Symbol,
+    UnknownStatement,
+    Variable,
+    Vector,
+)
+from flipflop.ptx.errors import PtxSyntaxError
+from flipflop.ptx.isa import BLOCK_ENDING_OPCODES
+from flipflop.ptx.scanner import Scan
+from flipflop.ptx.statements import (
+    BodyItem,
+    FunctionParts,
+    LabelMark,
+    LocMark,
+    ModuleParts,
+    PragmaMark,
+    RegisterMark,
+    ScopeParts,
+)
+
+
+@dataclass(frozen=True)
+class _Body:
+    """A function body's statements from the grammar, flattened out of nested scopes."""
+
+    flow: tuple[Instruction | LabelMark | LocMark, ...]
+    unknown: tuple[UnknownStatement, ...]
+    registers: tuple[RegisterDeclaration, ...]
+    locals: tuple[Variable, ...]
+    pragmas: tuple[str, ...]
+    bare_registers: tuple[tuple[int, int, frozenset[str]], ...]  # (first line, last line, names)
+
+
+def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
+    """The IR of one module; raises PtxSyntaxError for fast-path statements outside functions."""
+    events, event_lines = scan.events, scan.event_lines
+    bodies = [
+        (function, _flatten(function.body.items, function.body.open_line, function.body.close_line))
+        if function.body is not None
+        else (function, None)
+        for function in parts.functions
+    ]
+    any_grammar_loc = any(
+        isinstance(item, LocMark) for _, body in bodies if body is not None for item in body.flow
+    )
+    functions: list[Function] = []
+    unknown: list[UnknownStatement] = list(scan.unknown)
+    covered_events = 0
+    covered_locs = 0
+    carried: SourceLoc | None = None
+    for function, body in bodies:
+        if function.body is None or body is None:
+            functions.append(_function(function, (), None))
+            continue
+        first_line, last_line = function.body.open_line, function.body.close_line
+        low, high = bisect_left(event_lines, first_line), bisect_right(event_lines, last_line)
+        loc_low = bisect_left(scan.loc_lines, first_line)
+        loc_high = bisect_right(scan.loc_lines, last_line)
+        covered_events += high - low
+        covered_locs += loc_high - loc_low
+        unknown.extend(body.unknown)
+        fast_locs = (scan.loc_lines[loc_low:loc_high], scan.loc_values[loc_low:loc_high])
+        if any_grammar_loc:
+            items, carried = _merge_by_line(
+                events[low:high], event_lines[low:high], fast_locs, body.flow, parts.files, carried
+            )
+        else:
+            items = _insert_grammar_statements(
+                events[low:high], event_lines[low:high], fast_locs, body.flow, carried
+            )
+            if loc_high > loc_low:
+                carried = scan.loc_values[loc_high - 1]
+        if body.bare_registers:
+            items = _resolve_bare_registers(items, body.bare_registers)
+        functions.append(_function(function, _split_blocks(items), body))
+
+    if covered_events != len(events) or covered_locs != len(scan.loc_lines):
+        raise _outside_functions(parts, scan, text)
+    unknown.sort(key=lambda statement: (statement.ptx_line, statement.column))
+    return Module(
+        version=parts.version,
+        target=parts.target,
+        address_size=parts.address_size,
+        files=dict(parts.files),
+        globals=parts.globals,
+        functions=tuple(functions),
+        unknown_statements=tuple(unknown),
+    )
+
+
+def _flatten(items: tuple[BodyItem, ...], first_line: int, last_line: int) -> _Body:
+    flow: list[Instruction | LabelMark | LocMark] = []
+    unknown: list[UnknownStatement] = []
+    registers: list[RegisterDeclaration] = []
+    locals_: list[Variable] = []
+    pragmas: list[str] = []
+    bare: list[tuple[int, int, frozenset[str]]] = []
+
+    def visit(scope_items: tuple[BodyItem, ...], scope_first: int, scope_last: int) -> None:
+        scope_names: set[str] = set()
+        for item in scope_items:
+            if isinstance(item, (Instruction, LabelMark, LocMark)):
+                flow.append(item)
+            elif isinstance(item, UnknownStatement):
+                unknown.append(item)
+            elif isinstance(item, RegisterMark):
+                registers.extend(item.declarations)
+                scope_names.update(
+                    d.prefix for d in item.declarations if not d.prefix.startswith("%")
+                )
+            elif isinstance(item, Variable):
+                if item.space != "param":  # .param inside a body passes call arguments
+                    locals_.append(item)
+            elif isinstance(item, PragmaMark):
+                pragmas.append(item.text)
+            elif isinstance(item, ScopeParts):
+                visit(item.items, item.open_line, item.close_line)
+        if scope_names:
+            bare.append((scope_first, scope_last, frozenset(scope_names)))
+
+    visit(items, first_line, last_line)
+    return _Body(
+        tuple(flow), tuple(unknown), tuple(registers), tuple(locals_), tuple(pragmas), tuple(bare)
+    )
+
+
+def _insert_grammar_statements(
+    events: list[Instruction | str],
+    event_lines: list[int],
+    fast_locs: tuple[list[int], list[SourceLoc]],
+    flow: tuple[Instruction | LabelMark | LocMark, ...],
+    carried: SourceLoc | None,
+) -> list[Instruction | str]:
+    """Put the grammar's instructions and labels (few) between the fast path's (many), by line.
+
+    Only used when every `.loc` came through the fast path, so each grammar instruction takes
+    the latest fast-path `.loc` above it.
+    """
+    if not flow:
+        return events
+    loc_lines, loc_values = fast_locs
+    items: list[Instruction | str] = []
+    position = 0
+    for statement in flow:
+        cut = bisect_left(event_lines, statement.ptx_line, position)
+        items.extend(events[position:cut])
+        position = cut
+        if isinstance(statement, LabelMark):
+            items.append(statement.name)
+        elif isinstance(statement, Instruction):
+            above = bisect_left(loc_lines, statement.ptx_line)
+            loc = loc_values[above - 1] if above else carried
+            items.append(statement._replace(loc=loc))
+    items.extend(events[position:])
+    return items
+
+
+def _merge_by_line(
+    events: list[Instruction | str],
+    event_lines: list[int],
+    fast_locs: tuple[list[int], list[SourceLoc]],
+    flow: tuple[Instruction | LabelMark | LocMark, ...],
+    files: dict[int, str],
+    carried: SourceLoc | None,
+) -> tuple[list[Instruction | str], SourceLoc | None]:
+    """Interleave both paths' statements by line and give each instruction its latest `.loc`."""
+    ordered: list[tuple[int, Instruction | str | SourceLoc]] = list(
+        zip(event_lines, events, strict=True)
+    )
+    ordered.extend(zip(*fast_locs, strict=True))
+    for statement in flow:
+        if isinstance(statement, LabelMark):
+            ordered.append((statement.ptx_line, statement.name))
+        elif isinstance(statement, LocMark):
+            loc = SourceLoc(files.get(statement.file_index, ""), statement.line, statement.column)
+            ordered.append((statement.ptx_line, loc))
+        else:
+            ordered.append((statement.ptx_line, statement))
+    ordered.sort(key=lambda entry: entry[0])  # stable: one line's statements keep their order
+    current = carried
+    items: list[Instruction | str] = []
+    for _, item in ordered:
+        if isinstance(item, SourceLoc):
+            current = item
+        elif isinstance(item, Instruction):
+            items.append(item if item.loc == current else item._replace(loc=current))
+        else:
+            items.append(item)
+    return items, current
+
+
+def _split_blocks(items: list[Instruction | str]) -> tuple[BasicBlock, ...]:
+    blocks: list[BasicBlock] = []
+    label: str | None = None
+    current: list[Instruction] = []
+    for item in items:
+        if type(item) is str:
+            if current or label is not None:
+                blocks.append(BasicBlock(label, tuple(current)))
+            label, current = item, []
+        else:
+            current.append(item)  # type: ignore[arg-type]
+            if item[0] in BLOCK_ENDING_OPCODES:
+                blocks.append(BasicBlock(label, tuple(current)))
+                label, current = None, []
+    if current or label is not None:
+        blocks.append(BasicBlock(label, tuple(current)))
+    return tuple(blocks)
+
+
+def _resolve_bare_registers(
+    items: list[Instruction | str], scopes: tuple[tuple[int, int, frozenset[str]], ...]
+) -> list[Instruction | str]:
+    """Inline asm names registers without '%': inside their scope such a name is a register."""
+    resolved: list[Instruction | str] = []
+    for item in items:
+        if isinstance(item, Instruction):
+            names = frozenset().union(
+                *(names for first, last, names in scopes if first <= item.ptx_line <= last)
+            )
+            if names:
+                operands = tuple(_as_register(operand, names) for operand in item.operands)
+                item = item._replace(operands=operands)
+        resolved.append(item)
+    return resolved
+
+
+def _as_register(operand: Operand, names: frozenset[str]) -> Operand:
+    if isinstance(operand, Symbol):
+        return Register(operand.name) if operand.name in names else operand
+    if isinstance(operand, Address) and isinstance(operand.base, Symbol):
+        base = operand.base
+        return Address(Register(base.name), operand.offset) if base.name in names else operand
+    if isinstance(operand, Vector):
+        return Vector(tuple(_as_register(element, names) for element in operand.elements))
+    if isinstance(operand, Negated):
+        return Negated(_as_register(operand.operand, names))
+    if isinstance(operand, PredicatePair):
+        first, second = operand.first, operand.second
+        return PredicatePair(_as_register(first, names), _as_register(second, names))
+    return operand
+
+
+def _function(parts: FunctionParts, blocks: tuple[BasicBlock, ...], body: _Body | None) -> Function:
+    directives = parts.directives
+    if body is not None and body.pragmas:
+        directives = replace(directives, pragmas=directives.pragmas + body.pragmas)
+    return Function(
+        name=parts.name,
+        kind=parts.kind,
+        params=parts.params,
+        returns=parts.returns,
+        linkage=parts.linkage,
+        directives=directives,
+        registers=body.registers if body is not None else (),
+        locals=body.locals if body is not None else (),
+        blocks=blocks,
+        ptx_line=parts.ptx_line,
+        has_body=parts.body is not None,
+    )
+
+
+def _outside_functions(parts: ModuleParts, scan: Scan, text: str) -> PtxSyntaxError:
+    spans = [(f.body.open_line, f.body.close_line) for f in parts.functions if f.body is not None]
+
+    def inside(line: int) -> bool:
+        return any(first <= line <= last for first, last in spans)
+
+    candidates = [
+        (line, "label" if isinstance(event, str) else "instruction")
+        for line, event in zip(scan.event_lines, scan.events, strict=True)
+        if not inside(line)
+    ][:1]
+    candidates += [(line, "'.loc' directive") for line in scan.loc_lines if not inside(line)][:1]
+    line, what = min(candidates)
+    source_line = text.split("\n")[line - 1]
+    column = len(source_line) - len(source_line.lstrip()) + 1
+    return PtxSyntaxError(f"{what} outside a function body", line, column, source_line)
