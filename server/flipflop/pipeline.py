@@ -253,7 +253,8 @@ def _launch_reports(
     reports: list[LaunchReport] = []
     for site in sites:
         report = _launch_report(
-            profile, features, directives, source_kernel, site, options, usage
+            profile, features, directives, source_kernel, site, options, usage,
+            dict(source.constants),
         )
         if report is None:
             return None
@@ -269,9 +270,16 @@ def _launch_report(
     site: LaunchSite | None,
     options: AnalysisOptions,
     usage: Callable[[], Resources | None],
+    file_constants: Mapping[str, int],
 ) -> LaunchReport | None:
-    params = _parameter_values(features, source_kernel, site, options)
-    problem, origin = _problem(features, source_kernel, site, options, params)
+    params = _parameter_values(features, source_kernel, site, options, file_constants)
+    problem, origin = _problem(features, source_kernel, site, options, params, file_constants)
+    if origin == "default" and site is not None and problem.threads is not None:
+        # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
+        # size for it, and give the kernel argument that passes it the same value.
+        params = {**_assumed_sizes(features, site, problem.threads), **params}
+        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
+        problem = problem_size(site, known) or problem
     current = _current_block(source_kernel, site)
     dynamic_smem = _dynamic_smem(source_kernel, site, options)
     ptx_params = tuple(params.items())
@@ -325,6 +333,7 @@ def _parameter_values(
     source_kernel: SourceKernel | None,
     site: LaunchSite | None,
     options: AnalysisOptions,
+    file_constants: Mapping[str, int],
 ) -> dict[str, float]:
     """Kernel parameter values by PTX name: launch arguments that fold, annotations, options."""
     ptx_names = features.parameter_names
@@ -332,7 +341,7 @@ def _parameter_values(
     by_source_name = dict(zip(source_names, ptx_names, strict=False))
     values: dict[str, float] = {}
     if site is not None:
-        constants = dict(site.constants)
+        constants = {**file_constants, **dict(site.constants)}
         for ptx_name, argument in zip(ptx_names, site.arguments, strict=False):
             folded = fold_text(argument, constants)
             if folded is not None:
@@ -353,6 +362,7 @@ def _problem(
     site: LaunchSite | None,
     options: AnalysisOptions,
     params: Mapping[str, float],
+    file_constants: Mapping[str, int],
 ) -> tuple[ProblemSize, ProblemOrigin]:
     if options.grid is not None:
         return ProblemSize(grid=options.grid), "option"
@@ -364,7 +374,7 @@ def _problem(
     if annotation is not None and annotation.grid is not None:
         return ProblemSize(grid=annotation.grid), "annotation"
     if site is not None:
-        known = _argument_constants(features, source_kernel, site, params)
+        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
         from_site = problem_size(site, known)
         if from_site is not None:
             has_note = site.annotation is not None and (
@@ -373,6 +383,21 @@ def _problem(
             return from_site, "annotation" if has_note else "launch site"
     default = DEFAULT_THREADS_2D if features.uses_tid_y else DEFAULT_THREADS_1D
     return ProblemSize(threads=default), "default"
+
+
+def _assumed_sizes(
+    features: KernelFeatures, site: LaunchSite, threads: Dim3
+) -> dict[str, float]:
+    """PTX parameter values for kernel arguments that name the size a grid axis covers."""
+    assumed: dict[str, float] = {}
+    for axis, count in zip(site.grid_axes, threads, strict=True):
+        name = axis.threads_expression.strip()
+        if axis.kind != "covers" or not name.isidentifier():
+            continue
+        for ptx_name, argument in zip(features.parameter_names, site.arguments, strict=False):
+            if argument.strip() == name:
+                assumed[ptx_name] = float(count)
+    return assumed
 
 
 def _argument_constants(

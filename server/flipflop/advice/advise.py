@@ -118,6 +118,9 @@ def advise(
             return Excluded(block, str(error))
 
     outcomes = {block: evaluate(block) for block in shapes}
+    if problem.has_fixed_axis:
+        outcomes = _conserving_work(outcomes, problem, current_block, work_for,
+                                    dynamic_smem_bytes)
     launchable = {b: o for b, o in outcomes.items() if isinstance(o, _Evaluated)}
     excluded = tuple(o for o in outcomes.values() if isinstance(o, Excluded))
     if not launchable:
@@ -140,7 +143,7 @@ def advise(
 
     fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
     within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))
-    chosen = min(within, key=lambda p: (p.energy_j, p.time_s))
+    lowest = min(within, key=lambda p: (p.energy_j, p.time_s))
     default_limit = {p.block: p for p in predictions if p.power_limit_w is None}
 
     heuristic = _heuristic(
@@ -149,6 +152,7 @@ def advise(
     current = _at_default_limit(
         profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
     )
+    chosen = _settle(lowest, within, current, heuristic)
     subject_block = next(
         (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
         chosen.block,
@@ -158,7 +162,7 @@ def advise(
     return Advice(
         predictions=predictions,
         front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
-        recommendation=_recommend(chosen, fastest, within, heuristic, current, slack),
+        recommendation=_recommend(chosen, fastest, within, heuristic, current, slack, lowest),
         fastest=fastest,
         heuristic=heuristic,
         current=current,
@@ -167,6 +171,94 @@ def advise(
         excluded=excluded,
         slack=slack,
     )
+
+
+# Energies this close are a tie: the model's own error is larger, so a tie keeps the launch as
+# written (then NVIDIA's choice) rather than asking for an edit that changes nothing measurable.
+_TIE = 0.01
+
+
+def _settle(
+    lowest: Prediction,
+    within: tuple[Prediction, ...],
+    current: Prediction | None,
+    heuristic: Prediction | None,
+) -> Prediction:
+    for incumbent in (current, heuristic):
+        if incumbent is None:
+            continue
+        same = [p for p in within if p.block == incumbent.block and p.power_limit_w is None]
+        if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
+            return same[0]
+    return lowest
+
+
+# Shapes whose useful work differs from the reference by more than this do a different job.
+_WORK_TOLERANCE = 0.02
+
+
+def _useful_work(work: ThreadWork, shape: LaunchShape) -> float:
+    """The launch's useful work: arithmetic, memory traffic and atomics of all its threads."""
+    per_thread = (
+        work.flops
+        + work.global_load_bytes
+        + work.global_store_bytes
+        + work.shared_accesses
+        + work.atomics
+        + work.async_copy_bytes
+    )
+    if per_thread <= 0.0:
+        per_thread = work.instructions * work.active_fraction
+    return per_thread * shape.threads
+
+
+def _conserving_work(
+    outcomes: dict[Dim3, _Evaluated | Excluded],
+    problem: ProblemSize,
+    current_block: Dim3 | None,
+    work_for: Callable[[LaunchShape], ThreadWork],
+    dynamic_smem_bytes: int,
+) -> dict[Dim3, _Evaluated | Excluded]:
+    """With a fixed grid, keep only the shapes that do the same work as the launch as written.
+
+    A fixed grid means the block decides how much gets done: fewer threads than a guard's bound
+    skip elements, more threads than the data hold write past it. Neither is a cheaper way to
+    do the same job, so such shapes are excluded with the reason (the reference is the current
+    launch, else the shape doing the most work).
+    """
+    totals = {
+        block: _useful_work(o.work, o.prepared.shape)
+        for block, o in outcomes.items()
+        if isinstance(o, _Evaluated)
+    }
+    if not totals:
+        return outcomes
+    reference = max(totals.values())
+    if current_block is not None:
+        shape = LaunchShape(current_block, problem.grid_for(current_block), dynamic_smem_bytes)
+        reference = _useful_work(work_for(shape), shape)
+    if reference <= 0.0:
+        return outcomes
+    kept: dict[Dim3, _Evaluated | Excluded] = {}
+    for block, outcome in outcomes.items():
+        total = totals.get(block)
+        # Covered axes round up to whole blocks, so doing a little more is only wrong when
+        # every axis is fixed.
+        too_little = total is not None and total < reference * (1.0 - _WORK_TOLERANCE)
+        too_much = (
+            total is not None
+            and problem.grid is not None
+            and total > reference * (1.0 + _WORK_TOLERANCE)
+        )
+        if total is not None and (too_little or too_much):
+            kept[block] = Excluded(
+                block,
+                f"with the grid fixed, {volume(block)} threads per block do {total / reference:.0%}"
+                " of the work of the launch as written",
+            )
+        else:
+            kept[block] = outcome
+    return kept
 
 
 def _predict_at(
@@ -239,6 +331,7 @@ def _recommend(
     heuristic: Prediction | None,
     current: Prediction | None,
     slack: float,
+    lowest: Prediction | None = None,
 ) -> Recommendation:
     slowdown = chosen.time_s / fastest.time_s - 1.0
     vs_heuristic = _saving(chosen, heuristic)
@@ -252,6 +345,12 @@ def _recommend(
         f"({_count(chosen.active_blocks_per_sm, 'block')}/SM, limited by {chosen.limiter}), "
         f"{_count(chosen.waves, 'wave')}.",
     ]
+    if lowest is not None and lowest is not chosen:
+        which = "the launch as written" if chosen is current else "NVIDIA's choice"
+        reasons[0] = (
+            f"Within {_TIE:.0%} of the lowest predicted energy (block {_shape(lowest.block)}), "
+            f"a tie at the model's precision, so {which} is kept."
+        )
     if chosen.power_limit_w is not None:
         reasons.append(
             f"A {chosen.power_limit_w:.0f} W power limit lowers the clock to "

@@ -9,6 +9,7 @@ from lsprotocol import types as lsp
 from flipflop.findings import Finding, Fix
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.json_report import prediction_brief
 from flipflop.rules import RULES
 from flipflop.source.model import Range, TextEdit
 from flipflop.units import format_energy, format_shape, format_time
@@ -150,11 +151,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         f"Registers {resources.registers}/thread · static shared {resources.static_smem_bytes} B"
         f" · spills {resources.spill_store_bytes + resources.spill_load_bytes} B"
     )
-    size = launch.problem
-    problem = (
-        f"grid {format_shape(size.grid)}" if size.grid is not None
-        else f"{format_shape(size.threads or (0, 0, 0))} threads"
-    )
+    problem = launch.problem.describe()
     parts.append("")
     parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
     assumptions = kernel.features.assumptions
@@ -262,18 +259,7 @@ def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchRe
 ]:
     """The `flipflop/kernelChart` result: every configuration plus the marked points."""
     advice = launch.advice
-
-    def brief(p: Prediction | None) -> dict[str, Any] | None:
-        if p is None:
-            return None
-        return {
-            "block": list(p.block),
-            "power_limit_w": p.power_limit_w,
-            "time_s": p.time_s,
-            "power_w": p.power_w,
-            "energy_j": p.energy_j,
-        }
-
+    brief = prediction_brief
     return {
         "kernel": kernel.info.display_name,
         "gpu": {"id": result.profile.id, "name": result.profile.name},

@@ -41,7 +41,7 @@ def kernel_to_json(kernel: KernelReport) -> JsonObject:
         "features": kernel.features.to_json(shape, dict(launch.params)),
         "launch": launch_to_json(launch),
         **advice_to_json(advice),
-        "current": _brief(advice.current),
+        "current": prediction_brief(advice.current),
         "search": {
             "slack": advice.slack,
             "candidates": len(advice.predictions),
@@ -57,6 +57,7 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
     return {
         "grid": list(problem.grid) if problem.grid is not None else None,
         "threads": list(problem.threads) if problem.threads is not None else None,
+        "axes": [list(axis) for axis in problem.axes] if problem.axes is not None else None,
         "block": list(launch.current_block) if launch.current_block is not None else None,
         "dynamic_smem_bytes": launch.dynamic_smem_bytes,
         "problem_size_from": launch.problem_origin,
@@ -64,7 +65,8 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
     }
 
 
-def _brief(prediction: Prediction | None) -> JsonObject | None:
+def prediction_brief(prediction: Prediction | None) -> JsonObject | None:
+    """Block, limit, time, power and energy of one configuration (None stays None)."""
     if prediction is None:
         return None
     return {

@@ -38,11 +38,7 @@ def kernel_table(kernel: KernelReport, show_all: bool) -> list[str]:
 
 def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     advice = launch.advice
-    problem = launch.problem
-    size = (
-        f"grid {format_shape(problem.grid)}" if problem.grid is not None
-        else f"{format_shape(problem.threads or (0, 0, 0))} threads"
-    )
+    size = launch.problem.describe()
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
     marks: dict[int, list[str]] = {}

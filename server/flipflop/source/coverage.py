@@ -15,7 +15,7 @@ from typing import Literal
 
 from tree_sitter import Node
 
-from flipflop.launch import ProblemSize
+from flipflop.launch import AxisKind, ProblemSize
 from flipflop.source.folding import (
     ARGUMENT_LISTS,
     FileSymbols,
@@ -301,10 +301,14 @@ def problem_size(site: LaunchSite, values: Mapping[str, int] | None = None) -> P
             grid = tuple(resolved)
         return ProblemSize(grid=(int(grid[0] or 0), int(grid[1] or 0), int(grid[2] or 0)))
     threads: list[int] = []
-    for axis in site.grid_axes:
+    fixed: dict[int, int] = {}
+    for index, axis in enumerate(site.grid_axes):
         if axis.kind == "fixed":
-            if axis.value != 1:
+            count = fold_text_axis(axis, values)
+            if count is None:
                 return None
+            if count != 1:
+                fixed[index] = count
             threads.append(1)
             continue
         count = axis.threads if axis.threads is not None else fold_text(axis.threads_expression,
@@ -312,6 +316,11 @@ def problem_size(site: LaunchSite, values: Mapping[str, int] | None = None) -> P
         if count is None:
             return None
         threads.append(count)
+    if fixed:
+        axes: list[tuple[AxisKind, int]] = [
+            ("fixed", fixed[i]) if i in fixed else ("covers", threads[i]) for i in range(3)
+        ]
+        return ProblemSize(axes=(axes[0], axes[1], axes[2]))
     return ProblemSize(threads=(threads[0], threads[1], threads[2]))
 
 
