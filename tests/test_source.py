@@ -267,7 +267,10 @@ def test_corpus_launch_descriptions() -> None:
     assert site.block_folded.value == (64, 1, 1)
     assert [a.kind for a in site.grid_axes] == ["covers", "fixed", "fixed"]
     assert site.grid_axes[1].unresolved == ("heads",)
-    assert problem_size(site, {"seq_len": 4096, "heads": 16}) is None  # covers x, fixed y = 16
+    # Covers x, fixed y = 16 heads.
+    assert problem_size(site, {"seq_len": 4096, "heads": 16}) == ProblemSize(
+        axes=(("covers", 4096), ("fixed", 16), ("covers", 1))
+    )
 
 
 def test_results_do_not_depend_on_earlier_parses(forms: SourceFile) -> None:

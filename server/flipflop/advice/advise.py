@@ -152,7 +152,7 @@ def advise(
     current = _at_default_limit(
         profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
     )
-    chosen = _settle(lowest, within, current, heuristic)
+    chosen = _settle(lowest, within, current)
     subject_block = next(
         (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
         chosen.block,
@@ -174,7 +174,7 @@ def advise(
 
 
 # Energies this close are a tie: the model's own error is larger, so a tie keeps the launch as
-# written (then NVIDIA's choice) rather than asking for an edit that changes nothing measurable.
+# written rather than asking for an edit that changes nothing measurable.
 _TIE = 0.01
 
 
@@ -182,14 +182,12 @@ def _settle(
     lowest: Prediction,
     within: tuple[Prediction, ...],
     current: Prediction | None,
-    heuristic: Prediction | None,
 ) -> Prediction:
-    for incumbent in (current, heuristic):
-        if incumbent is None:
-            continue
-        same = [p for p in within if p.block == incumbent.block and p.power_limit_w is None]
-        if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
-            return same[0]
+    if current is None:
+        return lowest
+    same = [p for p in within if p.block == current.block and p.power_limit_w is None]
+    if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
+        return same[0]
     return lowest
 
 
@@ -346,10 +344,9 @@ def _recommend(
         f"{_count(chosen.waves, 'wave')}.",
     ]
     if lowest is not None and lowest is not chosen:
-        which = "the launch as written" if chosen is current else "NVIDIA's choice"
         reasons[0] = (
             f"Within {_TIE:.0%} of the lowest predicted energy (block {_shape(lowest.block)}), "
-            f"a tie at the model's precision, so {which} is kept."
+            "a tie at the model's precision, so the launch as written is kept."
         )
     if chosen.power_limit_w is not None:
         reasons.append(
