@@ -20,13 +20,14 @@ Approximations (documented because they are not exact):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from flipflop.analysis.cfg import ControlFlow
-from flipflop.analysis.expr import Expr
-from flipflop.analysis.memory import AddressKind, describe_address
-from flipflop.analysis.poly import DATA, LANE, THREAD, Poly, atom_taint
+from flipflop.analysis.memory import AddressKind, LaneCoefficients, describe_address
+from flipflop.analysis.poly import DATA, LANE, MAX_TERMS, THREAD, Monomial, Poly, atom_taint
+from flipflop.analysis.scan import FunctionScan, destinations, scan_function
 from flipflop.ir import (
     Address,
     Function,
@@ -41,13 +42,6 @@ from flipflop.ir import (
     Vector,
 )
 
-_NO_DESTINATION = frozenset((
-    "bra", "brx", "ret", "exit", "call", "trap", "membar", "fence", "nanosleep", "pmevent",
-    "griddepcontrol", "setmaxnreg", "prefetch", "prefetchu", "st", "red", "cp", "sust",
-    "stmatrix", "discard", "applypriority", "createpolicy_none",
-))  # fmt: skip
-_SPECIAL_DESTINATION = frozenset(("bar", "barrier", "wmma"))
-_IRREGULAR = _NO_DESTINATION | _SPECIAL_DESTINATION
 _LOADS = frozenset(("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "wmma", "txq", "suq"))
 _MAX_DEPTH = 48
 _COMPARISONS = {
@@ -56,6 +50,12 @@ _COMPARISONS = {
     "equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "geu": "ge",
 }  # fmt: skip
 NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
+_COPIES = frozenset(("mov", "cvta"))
+_MULTIPLIES = frozenset(("mul", "mul24"))
+_MULTIPLY_ADDS = frozenset(("mad", "mad24"))
+_first = itemgetter(0)
+# Opcodes `_evaluate` follows with two sources, or with a constant second source.
+_BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div"))
 SWAP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 
 
@@ -103,37 +103,6 @@ def negate(condition: Condition) -> Condition:
 # --------------------------------------------------------------------------- registers
 
 
-def destinations(instruction: Instruction) -> tuple[str, ...]:
-    """Registers an instruction writes."""
-    operands = instruction.operands
-    if not operands:
-        return ()
-    opcode = instruction.opcode
-    if opcode in _NO_DESTINATION:
-        return ()
-    first = operands[0]
-    if type(first) is Register and opcode not in _SPECIAL_DESTINATION:
-        return (first.name,)
-    if opcode in ("bar", "barrier") and "red" not in instruction.modifiers:
-        return ()
-    if opcode == "wmma" and instruction.modifiers[:1] == ("store",):
-        return ()
-    return _registers_in(operands[0])
-
-
-def _registers_in(operand: Operand) -> tuple[str, ...]:
-    if isinstance(operand, Register):
-        return (operand.name,)
-    if isinstance(operand, Vector):
-        names: list[str] = []
-        for element in operand.elements:
-            names.extend(_registers_in(element))
-        return tuple(names)
-    if isinstance(operand, PredicatePair):
-        return _registers_in(operand.first) + _registers_in(operand.second)
-    return ()
-
-
 def source_registers(operand: Operand) -> tuple[str, ...]:
     if isinstance(operand, Register):
         return (operand.name,)
@@ -163,40 +132,47 @@ class InductionVariable:
 class FunctionValues:
     """Taints and polynomial values of the registers of one function."""
 
-    def __init__(self, function: Function, flow: ControlFlow, kernel_params: frozenset[str]):
+    def __init__(
+        self,
+        function: Function,
+        flow: ControlFlow,
+        kernel_params: frozenset[str],
+        scan: FunctionScan | None = None,
+    ):
         self.function = function
         self.flow = flow
         self.kernel_params = kernel_params
+        self._instructions = tuple(block.instructions for block in function.blocks)
         self._block_defs: dict[int, dict[str, list[int]]] = {}
-        # Most registers are written once: keep the first site, and a list only for the rest.
-        first_sites: dict[str, tuple[int, int]] = {}
-        more_sites: dict[str, list[tuple[int, int]]] = {}
-        for b, block in enumerate(function.blocks):
-            for i, instruction in enumerate(block.instructions):
-                operands = instruction.operands
-                if not operands:
-                    continue
-                first = operands[0]
-                if type(first) is Register and instruction.opcode not in _IRREGULAR:
-                    written: tuple[str, ...] = (first.name,)
-                else:
-                    written = destinations(instruction)
-                for name in written:
-                    if name in first_sites:
-                        more_sites.setdefault(name, [first_sites[name]]).append((b, i))
-                    else:
-                        first_sites[name] = (b, i)
-        self.def_sites: dict[str, list[tuple[int, int]]] = {
-            name: more_sites.get(name) or [site] for name, site in first_sites.items()
-        }
+        tables = scan if scan is not None else scan_function(function)
+        self._single_site = tables.single_site
+        self._multiple_sites = tables.multiple_sites
         self._taints: dict[str, int] = {}
         self.inductions = self._find_induction_variables()
         self._memo: dict[tuple[int, int, str], Poly] = {}
+        # Most registers are written once: their value is the same at every use, so it is
+        # kept by name and a use finds it with one lookup.
+        self._single_values: dict[str, Poly] = {}
         self._busy: set[tuple[int, int, str]] = set()
+        self._busy_single: set[str] = set()
         self._reachable: dict[int, frozenset[int]] = {}
-        self._described: dict[
-            int, tuple[Poly, tuple[AddressKind, tuple[Expr, ...] | None, int]]
+        self._lanes: dict[LaneCoefficients, LaneCoefficients] = {}
+        self._patterns: dict[
+            tuple[tuple[Monomial, float], ...], tuple[AddressKind, LaneCoefficients | None]
         ] = {}
+        self._described: dict[
+            int, tuple[Poly, tuple[AddressKind, LaneCoefficients | None, int]]
+        ] = {}
+
+    def definition_sites(self, name: str) -> Sequence[tuple[int, int]]:
+        """Every (block, instruction) that writes the register, in program order."""
+        single = self._single_site.get(name)
+        if single is not None:
+            return (single,)
+        return self._multiple_sites.get(name, ())
+
+    def is_written(self, name: str) -> bool:
+        return name in self._single_site or name in self._multiple_sites
 
     def defs_in_block(self, block: int) -> dict[str, list[int]]:
         """Registers written in a block, with the positions that write them."""
@@ -257,29 +233,132 @@ class FunctionValues:
         known = self._taints.get(name)
         if known is not None:
             return known
-        if name not in self.def_sites:
+        if not self.is_written(name):
             return DATA | THREAD | LANE
-        blocks = self.function.blocks
-        everything = DATA | THREAD | LANE
-        result = 0
-        seen = {name}
-        stack = [name]
-        while stack and result != everything:
-            register = stack.pop()
-            if register != name:
-                memo = self._taints.get(register)
-                if memo is not None:
-                    result |= memo
+        if not self._settle_acyclic_taints(name):
+            self._settle_taints(name)
+        return self._taints[name]
+
+    def _settle_acyclic_taints(self, root: str) -> bool:
+        """The common case of `_settle_taints`: a depth-first search that memoizes every
+        register it finishes. It gives up (False) when it meets a register still open on its
+        path, a cycle; the registers it finished before that are exact, being cycle-free."""
+        taints = self._taints
+        single = self._single_site
+        multiple = self._multiple_sites
+        inputs = self._inputs
+        taint_sources = self._taint_sources
+        instructions = self._instructions
+        open_path: set[str] = {root}
+        sources, base = inputs(root)
+        pending: list[tuple[str, Iterator[str], list[int]]] = [(root, iter(sources), [base])]
+        while pending:
+            register, unread, gathered = pending[-1]
+            descended = False
+            for source in unread:
+                settled = taints.get(source)
+                if settled is not None:
+                    gathered[0] |= settled
+                elif source in open_path:
+                    return False
+                elif source in single:
+                    b, i = single[source]
+                    sources, base = taint_sources(instructions[b][i])
+                    open_path.add(source)
+                    pending.append((source, iter(sources), [base]))
+                    descended = True
+                    break
+                elif source in multiple:
+                    sources, base = inputs(source)
+                    open_path.add(source)
+                    pending.append((source, iter(sources), [base]))
+                    descended = True
+                    break
+            if descended:
+                continue
+            pending.pop()
+            open_path.discard(register)
+            taints[register] = gathered[0]
+            if pending:
+                pending[-1][2][0] |= gathered[0]
+        return True
+
+    def _inputs(self, name: str) -> tuple[Sequence[str], int]:
+        """(registers read by any definition of the register, taint those definitions add)."""
+        instructions = self._instructions
+        single = self._single_site.get(name)
+        if single is not None:
+            return self._taint_sources(instructions[single[0]][single[1]])
+        sources: list[str] = []
+        base = 0
+        for b, i in self._multiple_sites.get(name, ()):
+            read, added = self._taint_sources(instructions[b][i])
+            sources.extend(read)
+            base |= added
+        return sources, base
+
+    def _settle_taints(self, root: str) -> None:
+        """Taints of the root and of every register it reads, transitively, memoized for all
+        of them. Registers read each other in cycles (loop-carried values), so the search
+        finds strongly connected components (Tarjan, iteratively) and gives each the union of
+        its members' taints and of the components it reads. Registers never written add
+        nothing here: only a direct query treats one as an unknown input."""
+        taints = self._taints
+        single = self._single_site
+        multiple = self._multiple_sites
+        inputs = self._inputs
+        # Per register on the search: [visit number, lowest number reachable, taint so far].
+        state: dict[str, list[int]] = {}
+        component: list[str] = []
+        open_members: set[str] = set()
+        sources, base = inputs(root)
+        state[root] = [0, 0, base]
+        component.append(root)
+        open_members.add(root)
+        pending: list[tuple[str, Iterator[str], list[int]]] = [(root, iter(sources), state[root])]
+        while pending:
+            register, unread, mine = pending[-1]
+            descended = False
+            for source in unread:
+                settled = taints.get(source)
+                if settled is not None:
+                    mine[2] |= settled
                     continue
-            for b, i in self.def_sites.get(register, ()):
-                sources, base = self._taint_sources(blocks[b].instructions[i])
-                result |= base
-                for source in sources:
-                    if source not in seen:
-                        seen.add(source)
-                        stack.append(source)
-        self._taints[name] = result
-        return result
+                theirs = state.get(source)
+                if theirs is None:
+                    if source in single or source in multiple:
+                        sources, base = inputs(source)
+                        number = len(state)
+                        theirs = state[source] = [number, number, base]
+                        component.append(source)
+                        open_members.add(source)
+                        pending.append((source, iter(sources), theirs))
+                        descended = True
+                        break
+                elif source in open_members and theirs[0] < mine[1]:
+                    mine[1] = theirs[0]
+            if descended:
+                continue
+            pending.pop()
+            if mine[1] == mine[0]:
+                members: list[str] = []
+                union = 0
+                while True:
+                    member = component.pop()
+                    open_members.discard(member)
+                    members.append(member)
+                    union |= state[member][2]
+                    if member == register:
+                        break
+                for member in members:
+                    taints[member] = union
+            if pending:
+                reader = pending[-1][2]
+                settled = taints.get(register)
+                if settled is not None:
+                    reader[2] |= settled
+                elif mine[1] < reader[1]:
+                    reader[1] = mine[1]
 
     # ------------------------------------------------------------------ induction variables
 
@@ -287,9 +366,7 @@ class FunctionValues:
         found: dict[str, InductionVariable] = {}
         flow = self.flow
         blocks = self.function.blocks
-        for name, sites in self.def_sites.items():
-            if len(sites) < 2:
-                continue
+        for name, sites in self._multiple_sites.items():
             looped = [site for site in sites if flow.innermost_loop[site[0]] is not None]
             for b, i in looped:
                 instruction = blocks[b].instructions[i]
@@ -315,7 +392,14 @@ class FunctionValues:
 
     def operand(self, operand: Operand, block: int, index: int, depth: int = 0) -> Poly:
         if type(operand) is Register:
-            return self.register(operand.name, block, index, depth)
+            name = operand.name
+            known = self._single_values.get(name)
+            if known is not None:
+                return known
+            single = self._single_site.get(name)
+            if single is not None:
+                return self._evaluate_single(name, single, depth)
+            return self.register(name, block, index, depth)
         if isinstance(operand, Immediate):
             return Poly.constant(operand.value)
         if isinstance(operand, SpecialRegister):
@@ -328,28 +412,46 @@ class FunctionValues:
 
     def describe(
         self, address: Address, block: int, index: int
-    ) -> tuple[AddressKind, tuple[Expr, ...] | None, int]:
+    ) -> tuple[AddressKind, LaneCoefficients | None, int]:
         """The address's lane pattern; unrolled code reuses one base register with many
         offsets, so the pattern is worked out once per base value."""
         base = self.operand(address.base, block, index)
         cached = self._described.get(id(base))
         if cached is None:
-            cached = (base, describe_address(base))
+            cached = (base, self._pattern(base))
             self._described[id(base)] = cached  # the entry keeps `base` alive: ids stay unique
         kind, coefficients, offset = cached[1]
         return kind, coefficients, offset + address.offset
+
+    def _pattern(self, base: Poly) -> tuple[AddressKind, LaneCoefficients | None, int]:
+        """`describe_address`, shared between addresses that differ only in their constant
+        term (`tile[(threadIdx.x + i) & 255]` for every i of an unrolled loop): the constant
+        moves the offset and nothing else."""
+        terms = base.terms
+        shape = tuple(filter(_first, terms.items()))  # every term but the constant one
+        known = self._patterns.get(shape)
+        if known is None:
+            kind, coefficients, _ = describe_address(base)
+            if coefficients is not None:
+                # One object per distinct lane pattern: sites then merge on its identity.
+                coefficients = self._lanes.setdefault(coefficients, coefficients)
+            known = self._patterns[shape] = (kind, coefficients)
+        constant = terms.get((), 0)
+        return known[0], known[1], int(constant) if float(constant).is_integer() else 0
 
     def address(self, address: Address, block: int, index: int, depth: int = 0) -> Poly:
         base = self.operand(address.base, block, index, depth)
         return base + Poly.constant(address.offset) if address.offset else base
 
     def register(self, name: str, block: int, index: int, depth: int = 0) -> Poly:
-        sites = self.def_sites.get(name)
-        if not sites:
+        known = self._single_values.get(name)
+        if known is not None:
+            return known
+        single = self._single_site.get(name)
+        if single is not None:
+            return self._evaluate_single(name, single, depth)
+        if name not in self._multiple_sites:
             return Poly.opaque(DATA | THREAD | LANE, name)  # never written: undefined input
-        if len(sites) == 1:
-            b, i = sites[0]
-            return self.definition(b, i, name, depth)
         local = self.defs_in_block(block).get(name)
         if local:
             earlier = [i for i in local if i < index]
@@ -424,6 +526,10 @@ class FunctionValues:
         return step.scale(induction.step_sign)
 
     def definition(self, block: int, index: int, name: str, depth: int = 0) -> Poly:
+        single = self._single_site.get(name)
+        if single is not None and single == (block, index):
+            known = self._single_values.get(name)
+            return known if known is not None else self._evaluate_single(name, single, depth)
         key = (block, index, name)
         cached = self._memo.get(key)
         if cached is not None:
@@ -432,8 +538,7 @@ class FunctionValues:
             return Poly.opaque(self.taint(name), name)
         self._busy.add(key)
         try:
-            value = self._evaluate(self.function.blocks[block].instructions[index], block, index,
-                                   name, depth + 1)  # fmt: skip
+            value = self._evaluate(self._instructions[block][index], block, index, name, depth + 1)
         finally:
             self._busy.discard(key)
         if value.too_big:
@@ -441,22 +546,71 @@ class FunctionValues:
         self._memo[key] = value
         return value
 
+    def _evaluate_single(self, name: str, site: tuple[int, int], depth: int) -> Poly:
+        """`definition` for a register written once, not yet known: kept by name, since most
+        registers are written once."""
+        busy = self._busy_single
+        if depth > _MAX_DEPTH or name in busy:
+            return Poly.opaque(self.taint(name), name)
+        busy.add(name)
+        block, index = site
+        try:
+            value = self._evaluate(self._instructions[block][index], block, index, name, depth + 1)
+        finally:
+            busy.discard(name)
+        if len(value.terms) > MAX_TERMS:
+            value = Poly.opaque(self.taint(name), f"{name}@{block}.{index}")
+        self._single_values[name] = value
+        return value
+
     def _evaluate(self, instruction: Instruction, block: int, index: int, name: str,
                   depth: int) -> Poly:  # fmt: skip
-        opcode = instruction.opcode
-        modifiers = instruction.modifiers
-        operands = instruction.operands
-        key = (name, block, index)
-        if len(operands) < 2 or not isinstance(operands[0], Register):
-            return self._opaque(name, key)
-
-        def value(position: int) -> Poly:
-            return self.operand(operands[position], block, index, depth)
-
-        if opcode in ("mov", "cvta") or (opcode == "cvt" and _integer_conversion(modifiers)):
-            if isinstance(operands[1], Immediate) and isinstance(operands[1].value, float):
-                return self._opaque(name, key)
-            return value(1)
+        """The value an instruction writes. Address chains of unrolled code make this the
+        hottest function of the analysis: known register operands are read inline, and the
+        arithmetic opcodes are tested first."""
+        opcode, modifiers, operands = instruction[0], instruction[1], instruction[2]
+        count = len(operands)
+        if count < 2 or type(operands[0]) is not Register:
+            return self._opaque(name, (name, block, index))
+        float_typed = not _FLOAT_TYPES.isdisjoint(modifiers)
+        if count == 3 and not float_typed and opcode in _BINARY:
+            first, second = operands[1], operands[2]
+            known = self._single_values
+            left = known.get(first.name) if type(first) is Register else None
+            if left is None:
+                left = self.operand(first, block, index, depth)
+            if type(second) is Immediate:
+                constant = second.value
+                if opcode == "add":
+                    return left.plus_constant(constant)
+                if opcode in _MULTIPLIES:
+                    if "hi" in modifiers:
+                        return self._opaque_from_operands(instruction, name, block, index, depth)
+                    return left.scale(constant)
+                if opcode == "shl":
+                    return left.scale(2 ** int(constant))
+                if opcode == "and":
+                    return self._masked(left, int(constant), name, (name, block, index))
+                if opcode == "sub":
+                    return left - Poly.constant(constant)
+                return self._shifted_down(opcode, left, int(constant), instruction, name, block,
+                                          index, depth)  # fmt: skip
+            right = known.get(second.name) if type(second) is Register else None
+            if right is None:
+                right = self.operand(second, block, index, depth)
+            if opcode == "add":
+                return left + right
+            if opcode == "sub":
+                return left - right
+            if opcode in _MULTIPLIES and "hi" not in modifiers:
+                return left * right
+            return self._opaque_from_operands(instruction, name, block, index, depth)
+        operand = self.operand
+        if opcode in _COPIES or (opcode == "cvt" and not float_typed):
+            source = operands[1]
+            if type(source) is Immediate and isinstance(source.value, float):
+                return self._opaque(name, (name, block, index))
+            return operand(source, block, index, depth)
         if opcode == "ld" and "param" in modifiers:
             source = operands[1]
             if (
@@ -466,42 +620,42 @@ class FunctionValues:
             ):
                 suffix = f"+{source.offset}" if source.offset else ""
                 return Poly.atom(f"param:{source.base.name}{suffix}")
-            return self._opaque(name, key)
-        if _is_float(modifiers):
-            return self._opaque(name, key)
-        if opcode == "add" and len(operands) == 3:
-            return value(1) + value(2)
-        if opcode == "sub" and len(operands) == 3:
-            return value(1) - value(2)
+            return self._opaque(name, (name, block, index))
+        if float_typed:
+            return self._opaque(name, (name, block, index))
         if opcode == "neg":
-            return -value(1)
-        if opcode in ("mul", "mul24") and len(operands) == 3 and "hi" not in modifiers:
-            return value(1) * value(2)
-        if opcode in ("mad", "mad24") and len(operands) == 4 and "hi" not in modifiers:
-            return value(1) * value(2) + value(3)
-        if opcode == "shl" and len(operands) == 3 and isinstance(operands[2], Immediate):
-            return value(1).scale(2 ** int(operands[2].value))
-        if opcode == "and" and len(operands) == 3 and isinstance(operands[2], Immediate):
-            return self._masked(value(1), int(operands[2].value), name, key)
-        if opcode in ("shr", "div") and len(operands) == 3 and isinstance(operands[2], Immediate):
-            divisor = int(operands[2].value)
-            divisor = 2**divisor if opcode == "shr" else divisor
-            dividend = value(1)
+            return -operand(operands[1], block, index, depth)
+        if count == 3:
+            return self._opaque_from_operands(instruction, name, block, index, depth)
+        if opcode in _MULTIPLY_ADDS and count == 4 and "hi" not in modifiers:
+            return operand(operands[1], block, index, depth) * operand(
+                operands[2], block, index, depth
+            ) + operand(operands[3], block, index, depth)
+        return self._opaque_from_operands(instruction, name, block, index, depth)
+
+    def _shifted_down(self, opcode: str, dividend: Poly, amount: int, instruction: Instruction,
+                      name: str, block: int, index: int, depth: int) -> Poly:  # fmt: skip
+        """`shr`/`div` by a constant (and any other binary opcode with a constant operand)."""
+        if opcode in ("shr", "div"):
+            divisor = 2**amount if opcode == "shr" else amount
             if dividend.is_constant and divisor > 0:
                 return Poly.constant(int(dividend.constant_term) // divisor)
             if divisor > 0 and not dividend.taint() & (THREAD | DATA):
                 return dividend.scale(1 / divisor)  # a launch-wide value: the floor is dropped
-        return self._opaque_from_operands(instruction, key, depth)
+        return self._opaque_from_operands(instruction, name, block, index, depth)
 
     def _opaque_from_operands(
-        self, instruction: Instruction, key: tuple[str, int, int], depth: int
+        self, instruction: Instruction, name: str, block: int, index: int, depth: int
     ) -> Poly:
         """An integer value the analysis does not follow: its taint is that of its inputs,
         read from their (memoized) values rather than by a search of the whole function."""
-        name, block, index = key
         sources, taint = self._taint_sources(instruction)
+        known = self._single_values
         for source in sources:
-            taint |= self.register(source, block, index, depth).taint()
+            value = known.get(source)
+            if value is None:
+                value = self.register(source, block, index, depth)
+            taint |= value.taint()
         return Poly.opaque(taint, f"{name}@{block}.{index}")
 
     def _opaque(self, name: str, key: tuple[str, int, int]) -> Poly:
@@ -575,17 +729,14 @@ class FunctionValues:
         return None
 
     def _definition_site(self, name: str, block: int, index: int) -> tuple[int, int] | None:
-        sites = self.def_sites.get(name)
-        if sites and len(sites) == 1:
-            return sites[0]
+        single = self._single_site.get(name)
+        if single is not None:
+            return single
         local = self.defs_in_block(block).get(name)
         if local:
             earlier = [i for i in local if i < index]
             if earlier:
                 return block, earlier[-1]
-        sites = self.def_sites.get(name)
-        if sites and len(sites) == 1:
-            return sites[0]
         return None
 
 
@@ -614,15 +765,7 @@ def _self_update(instruction: Instruction, name: str) -> tuple[Operand, int, boo
     return None
 
 
-def _integer_conversion(modifiers: Sequence[str]) -> bool:
-    return not _is_float(modifiers)
-
-
 _FLOAT_TYPES = frozenset(("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32"))
-
-
-def _is_float(modifiers: Sequence[str]) -> bool:
-    return not _FLOAT_TYPES.isdisjoint(modifiers)
 
 
 def _names(operand: Operand) -> str | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,10 +17,11 @@ from typing import Any
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
+from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import CallSite, Factor, FunctionSummary, Key, summarize
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
 from flipflop.analysis.work import SiteWork, ThreadWork
-from flipflop.ir import Function, Instruction, Module
+from flipflop.ir import Function, Instruction, Module, SourceLoc
 from flipflop.launch import LaunchShape
 
 _PROBE_PARAMETER = float(1 << 20)  # stands in for every parameter when probing block dependence
@@ -168,7 +170,8 @@ def extract_features(
     kernel_params = frozenset(param.name for param in kernel.params)
     function_names = frozenset(f.name for f in module.functions if f.has_body)
 
-    folded = _fold(module, kernel, kernel_params, function_names, source_file)
+    with _collector_paused():
+        folded = _fold(module, kernel, kernel_params, function_names, source_file)
     features = KernelFeatures(
         name=kernel.name,
         parameter_names=tuple(param.name for param in kernel.params),
@@ -209,12 +212,9 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
         known = summaries.get(function.name)
         if known is None:
             params = kernel_params if function.is_kernel else frozenset()
-            table = _line_table(function, source_file)
-
-            def line_of(instruction: Instruction) -> int | None:
-                return table.get(instruction.ptx_line)
-
-            known = summarize(function, params, line_of, function_names)
+            scan = scan_function(function)
+            line_of = _line_lookup(function, scan.locations, source_file)
+            known = summarize(function, params, line_of, function_names, scan)
             summaries[function.name] = known
         return known
 
@@ -366,9 +366,37 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _line_table(function: Function, source_file: str) -> dict[int, int]:
-    """CUDA line of each instruction (by PTX line). Code inlined from another file (a header)
-    is charged to the last line of the kernel's own file before it: the call site."""
+def _line_lookup(
+    function: Function, locations: Sequence[tuple[int, SourceLoc | None]], source_file: str
+) -> Callable[[Instruction], int | None]:
+    """CUDA line of an instruction. Code inlined from another file (a header) is charged to the
+    last line of the kernel's own file before it: the call site.
+
+    `locations` are the function's `.loc` changes (`FunctionScan.locations`); only the PTX
+    lines where the CUDA line changes are kept, and a lookup finds the last change at or before
+    the instruction."""
+    starts: list[int] = []
+    lines: list[int] = []
+    current: int | None = None
+    for ptx_line, loc in locations:
+        if loc is None or loc.line <= 0 or (source_file and loc.file != source_file):
+            continue
+        if loc.line != current:
+            if starts and ptx_line <= starts[-1]:
+                return _line_table_lookup(function, source_file)  # not in text order
+            current = loc.line
+            starts.append(ptx_line)
+            lines.append(current)
+
+    def line_of(instruction: Instruction) -> int | None:
+        position = bisect_right(starts, instruction.ptx_line) - 1
+        return lines[position] if position >= 0 else None
+
+    return line_of
+
+
+def _line_table_lookup(function: Function, source_file: str) -> Callable[[Instruction], int | None]:
+    """`_line_lookup` for blocks that are not in text order: a table of every instruction."""
     table: dict[int, int] = {}
     current: int | None = None
     for block in function.blocks:
@@ -378,7 +406,11 @@ def _line_table(function: Function, source_file: str) -> dict[int, int]:
                 current = loc.line
             if current is not None:
                 table[instruction.ptx_line] = current
-    return table
+
+    def line_of(instruction: Instruction) -> int | None:
+        return table.get(instruction.ptx_line)
+
+    return line_of
 
 
 def _depends_on_block(features: KernelFeatures) -> bool:

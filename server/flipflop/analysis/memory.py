@@ -38,6 +38,7 @@ BANK_BYTES = 4
 WARP = 32
 
 AddressKind = Literal["affine", "uniform", "indirect", "unknown", "contiguous"]
+LaneCoefficients = tuple[ex.Expr, ex.Expr, ex.Expr, ex.Expr]  # of tid.x, tid.y, tid.z, laneid
 _SPACES: dict[str, MemorySpace] = {
     "global": "global", "shared": "shared", "shared::cta": "shared", "shared::cluster": "shared",
     "local": "local", "const": "const", "param": "param",
@@ -57,17 +58,12 @@ class StaticSite:
     operation: str  # e.g. "ld.global.v4.f32"
     width_bytes: int  # per lane and access
     kind: AddressKind
-    lane_coefficients: tuple[ex.Expr, ex.Expr, ex.Expr, ex.Expr] | None  # tid.x/y/z, laneid
+    lane_coefficients: LaneCoefficients | None
     offset: int  # numeric constant part of the address
     lines: tuple[int, ...]
     key: tuple[int, ...]  # weight factors
     accesses: float = 1.0  # identical instructions merged into this site
     async_copy: bool = False
-
-    def merge_key(self) -> tuple[object, ...]:
-        return (self.space, self.is_store, self.operation, self.width_bytes, self.kind,
-                self.lane_coefficients, self.offset % SECTOR_BYTES, self.lines, self.key,
-                self.async_copy)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -136,45 +132,59 @@ def _addresses(instruction: Instruction) -> list[Address]:
 
 def address_operand(instruction: Instruction) -> Address | None:
     """The memory operand; for `cp.async` the global source (the second address)."""
-    addresses = _addresses(instruction)
-    if not addresses:
-        return None
     if instruction.opcode == "cp":
+        addresses = _addresses(instruction)
         return addresses[1] if len(addresses) > 1 else None
-    return addresses[0]
+    for operand in instruction.operands:
+        if type(operand) is Address:
+            return operand
+    return None
 
 
-def describe_address(address: Poly) -> tuple[AddressKind, tuple[ex.Expr, ...] | None, int]:
+def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | None, int]:
     """(kind, lane coefficients, numeric offset) of an address."""
-    constant = address.terms.get((), 0)
+    terms = address.terms
+    constant = terms.get((), 0)
     offset = int(constant) if float(constant).is_integer() else 0
     lane_parts: dict[str, dict[Monomial, float]] = {}
-    for monomial, coefficient in address.terms.items():
-        lane_atoms = [atom for atom in monomial if atom in _LANE_SET]
-        opaque = [atom for atom in monomial if atom.startswith("opq:")]
-        for atom in opaque:
-            taint = atom_taint(atom)
-            if taint & DATA:
-                return "indirect", None, offset
-            if taint:
-                return "unknown", None, offset  # an opaque part that may differ between lanes
-        if not lane_atoms:
+    for monomial, coefficient in terms.items():
+        lane_atom = ""
+        lanes = 0
+        for atom in monomial:
+            if atom in _LANE_SET:
+                lane_atom = atom
+                lanes += 1
+            elif atom.startswith("opq:"):
+                taint = atom_taint(atom)
+                if taint & DATA:
+                    return "indirect", None, offset
+                if taint:
+                    return "unknown", None, offset  # an opaque part that may differ between lanes
+        if not lanes:
             continue
-        if len(lane_atoms) > 1:
+        if lanes > 1:
             return "unknown", None, offset
-        (lane_atom,) = lane_atoms
-        rest = tuple(atom for atom in monomial if atom != lane_atom)
+        if len(monomial) == 1:
+            rest: Monomial = ()
+        else:
+            rest = tuple(atom for atom in monomial if atom != lane_atom)
         lane_parts.setdefault(lane_atom, {})[rest] = coefficient
     if not lane_parts:
         return "uniform", None, offset
     coefficients: list[ex.Expr] = []
     for atom in _LANE_ATOMS:
         part = lane_parts.get(atom)
-        value = Poly(part).to_expr() if part else ex.ZERO
+        if not part:
+            coefficients.append(ex.ZERO)
+            continue
+        if len(part) == 1 and () in part:
+            coefficients.append(ex.const(part[()]))  # the common case: a constant stride
+            continue
+        value = Poly(part).to_expr()
         if value is None:
             return "unknown", None, offset
         coefficients.append(value)
-    return "affine", tuple(coefficients), offset
+    return "affine", (coefficients[0], coefficients[1], coefficients[2], coefficients[3]), offset
 
 
 def evaluate_site(

@@ -45,43 +45,51 @@ def atom_taint(atom: str) -> int:
 class Poly:
     """An immutable polynomial; build new ones with the operators, never mutate `terms`."""
 
-    __slots__ = ("terms",)
+    __slots__ = ("_taint", "terms")
 
     def __init__(self, terms: Mapping[Monomial, float]) -> None:
         if 0 in terms.values():
             self.terms: dict[Monomial, float] = {m: c for m, c in terms.items() if c != 0}
         else:
             self.terms = dict(terms)
-
-    @staticmethod
-    def _owning(terms: dict[Monomial, float]) -> Poly:
-        """Wraps a freshly built dict without copying it (zero terms dropped in place)."""
-        poly = Poly.__new__(Poly)
-        if 0 in terms.values():
-            terms = {m: c for m, c in terms.items() if c != 0}
-        poly.terms = terms
-        return poly
+        self._taint = -1  # worked out on first use: register values are read many times
 
     @staticmethod
     def constant(value: float) -> Poly:
-        return Poly({(): value})
+        poly = _new_poly(_POLY)
+        poly.terms = {(): value} if value != 0 else {}
+        poly._taint = 0
+        return poly
 
     @staticmethod
     def atom(name: str) -> Poly:
-        return Poly({(name,): 1})
+        poly = _new_poly(_POLY)
+        poly.terms = {(name,): 1}
+        poly._taint = -1
+        return poly
 
     @staticmethod
     def opaque(taint: int, key: str) -> Poly:
-        return Poly({(f"opq:{taint}:{key}",): 1})
+        poly = _new_poly(_POLY)
+        poly.terms = {(f"opq:{taint}:{key}",): 1}
+        poly._taint = taint
+        return poly
 
     def __add__(self, other: Poly) -> Poly:
-        terms = dict(self.terms)
+        terms = self.terms.copy()
+        get = terms.get
         for monomial, coefficient in other.terms.items():
-            terms[monomial] = terms.get(monomial, 0) + coefficient
-        return Poly._owning(terms)
+            terms[monomial] = get(monomial, 0) + coefficient
+        return _owning(terms)
+
+    def plus_constant(self, value: float) -> Poly:
+        """`self + Poly.constant(value)` without building the constant."""
+        terms = self.terms.copy()
+        terms[()] = terms.get((), 0) + value
+        return _owning(terms)
 
     def __neg__(self) -> Poly:
-        return Poly._owning({m: -c for m, c in self.terms.items()})
+        return _owning({m: -c for m, c in self.terms.items()})
 
     def __sub__(self, other: Poly) -> Poly:
         return self + (-other)
@@ -92,10 +100,10 @@ class Poly:
             for m2, c2 in other.terms.items():
                 monomial = tuple(sorted(m1 + m2)) if m1 and m2 else m1 or m2
                 terms[monomial] = terms.get(monomial, 0) + c1 * c2
-        return Poly._owning(terms)
+        return _owning(terms)
 
     def scale(self, factor: float) -> Poly:
-        return Poly._owning({m: c * factor for m, c in self.terms.items()})
+        return _owning({m: c * factor for m, c in self.terms.items()})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Poly) and self.terms == other.terms
@@ -135,9 +143,13 @@ class Poly:
         return {atom for monomial in self.terms for atom in monomial}
 
     def taint(self) -> int:
-        flags = 0
-        for atom in self.atoms():
-            flags |= atom_taint(atom)
+        flags = self._taint
+        if flags < 0:
+            flags = 0
+            for monomial in self.terms:
+                for atom in monomial:
+                    flags |= atom_taint(atom)
+            self._taint = flags
         return flags
 
     def contains(self, atom: str) -> bool:
@@ -184,6 +196,20 @@ class Poly:
                     return None
             terms.append(ex.mul(*factors))
         return ex.add(*terms) if terms else ex.ZERO
+
+
+_POLY = Poly
+_new_poly = object.__new__
+
+
+def _owning(terms: dict[Monomial, float]) -> Poly:
+    """A Poly around a freshly built dict, without copying it (zero terms dropped)."""
+    poly = _new_poly(_POLY)
+    if 0 in terms.values():
+        terms = {m: c for m, c in terms.items() if c != 0}
+    poly.terms = terms
+    poly._taint = -1
+    return poly
 
 
 ZERO = Poly({})

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from itertools import chain
 from operator import itemgetter
 from typing import Literal
 
@@ -19,21 +20,21 @@ from flipflop.analysis.cfg import ControlFlow, Loop, branch_target, build_contro
 from flipflop.analysis.dataflow import Condition, FunctionValues, negate
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
+    SECTOR_BYTES,
+    AddressKind,
+    LaneCoefficients,
     StaticSite,
     access_width,
     address_operand,
     memory_space,
 )
 from flipflop.analysis.poly import LANE
+from flipflop.analysis.scan import FunctionScan, scan_function
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
+from flipflop.analysis.work import MemorySpace
 from flipflop.ir import Function, Instruction, SpecialRegister, Symbol
 
 Key = tuple[int, ...]
-_NOTABLE = frozenset((
-    "mov", "call", "mbarrier", "ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
-    "ldmatrix", "stmatrix", "wmma", "cp",
-))  # fmt: skip
-"""Opcodes whose operands matter beyond their class: thread indices, calls, memory sites."""
 LineOf = Callable[[Instruction], "int | None"]
 
 
@@ -81,9 +82,13 @@ class FunctionSummary:
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
-              function_names: frozenset[str]) -> FunctionSummary:  # fmt: skip
+              function_names: frozenset[str],
+              scan: FunctionScan | None = None) -> FunctionSummary:  # fmt: skip
+    """`scan` is the function's `scan_function` when the caller already has it."""
+    if scan is None:
+        scan = scan_function(function)
     flow = build_control_flow(function)
-    values = FunctionValues(function, flow, kernel_params)
+    values = FunctionValues(function, flow, kernel_params, scan)
     factors: list[Factor] = []
     loop_factor: dict[int, int] = {}
     trips: dict[int, TripCount] = {}
@@ -111,7 +116,7 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
     )
     keys = _block_keys(flow, loop_factor, region_guards)
     return _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
-                    line_of, function_names)  # fmt: skip
+                    line_of, function_names, scan.notable)  # fmt: skip
 
 
 def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, ...]:
@@ -226,27 +231,31 @@ def _collect(
     unknown_lines: list[int],
     line_of: LineOf,
     function_names: frozenset[str],
+    notable: tuple[tuple[int, ...], ...],
 ) -> FunctionSummary:
-    opcode_counts: dict[Key, Counter[tuple[str, tuple[str, ...]]]] = {}
+    grouped_instructions: dict[Key, list[tuple[Instruction, ...]]] = {}  # counted once per key
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
-    sites: dict[tuple[object, ...], tuple[StaticSite, float]] = {}
+    # Identical accesses (unrolled code repeats one line many times) merge into one site; the
+    # fields are kept as a plain tuple until the end, when the merged sites are built once.
+    sites: dict[tuple[object, ...], tuple[_SiteFields, float]] = {}
+    static: dict[tuple[str, tuple[str, ...]], _StaticAccess | None] = {}
     calls: list[CallSite] = []
     uses_tid: set[str] = set()
     divergence_lines: set[int] = set()
     opcode_and_modifiers = itemgetter(0, 1)
+    blocks = function.blocks
     for block in flow.reachable_order:
         key = keys[block]
-        instructions = function.blocks[block].instructions
-        counter = opcode_counts.get(key)
-        if counter is None:
-            counter = opcode_counts[key] = Counter()
+        instructions = blocks[block].instructions
+        grouped = grouped_instructions.get(key)
+        if grouped is None:
+            grouped = grouped_instructions[key] = []
             extra[key] = [0.0] * oc.VECTOR_LENGTH
         vector = extra[key]
-        counter.update(map(opcode_and_modifiers, instructions))
-        for index, instruction in enumerate(instructions):
+        grouped.append(instructions)
+        for index in notable[block]:
+            instruction = instructions[index]
             opcode = instruction.opcode
-            if opcode not in _NOTABLE:
-                continue
             if opcode == "mov":
                 source = instruction.operands[1] if len(instruction.operands) > 1 else None
                 if isinstance(source, SpecialRegister) and source.name.startswith("tid."):
@@ -257,18 +266,21 @@ def _collect(
                     line = line_of(instruction)
                     calls.append(CallSite(callee, key, (line,) if line is not None else ()))
             else:
-                site = _site(instruction, block, index, values, key, line_of, vector)
-                if site is not None:
-                    merge = site.merge_key()
+                fields = _site(instruction, block, index, values, key, line_of, vector, static)
+                if fields is not None:
+                    # Lane coefficient tuples are shared per distinct pattern (see
+                    # `FunctionValues.describe`): their identity stands for their value.
+                    merge = (*fields[:5], id(fields[5]), fields[6] % SECTOR_BYTES, *fields[7:])
                     known = sites.get(merge)
-                    sites[merge] = (site, 1.0 if known is None else known[1] + 1.0)
+                    sites[merge] = (fields, 1.0 if known is None else known[1] + 1.0)
         if block in divergent_blocks:
             vector[oc.DIVERGENT_BRANCHES] += 1.0
             branch_line = line_of(instructions[-1])
             if branch_line is not None:
                 divergence_lines.add(branch_line)
     groups: dict[Key, tuple[float, ...]] = {}
-    for key, counter in opcode_counts.items():
+    for key, blocks_of_key in grouped_instructions.items():
+        counter = Counter(map(opcode_and_modifiers, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
         for (opcode, modifiers), count in counter.items():
             for position, amount in enumerate(oc.classify(opcode, modifiers)):
@@ -279,16 +291,48 @@ def _collect(
         name=function.name,
         factors=tuple(factors),
         groups=tuple(groups.items()),
-        sites=tuple(
-            replace(site, accesses=count) if count != 1.0 else site
-            for site, count in sites.values()
-        ),
+        sites=tuple(_build_site(fields, count) for fields, count in sites.values()),
         calls=tuple(calls),
         divergence_lines=tuple(sorted(divergence_lines)),
         unknown_branch_lines=tuple(unknown_lines),
         uses_tid=frozenset(uses_tid),
         irreducible=flow.irreducible,
     )
+
+
+# StaticSite's fields up to `key`, then `async_copy`: (space, is_store, operation, width_bytes,
+# kind, lane_coefficients, offset, lines, key, async_copy).
+_SiteFields = tuple[
+    MemorySpace, bool, str, int, AddressKind, "LaneCoefficients | None", int, tuple[int, ...],
+    Key, bool,
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _StaticAccess:
+    """What an access's opcode and modifiers alone say about it."""
+
+    space: MemorySpace
+    is_store: bool
+    operation: str
+    width: int
+
+
+def _build_site(fields: _SiteFields, count: float) -> StaticSite:
+    space, is_store, operation, width, kind, lane, offset, lines, key, async_copy = fields
+    return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
+                      accesses=count, async_copy=async_copy)  # fmt: skip
+
+
+def _static_access(instruction: Instruction) -> _StaticAccess | None:
+    space = memory_space(instruction)
+    if space is None or space == "param":
+        return None
+    opcode = instruction.opcode
+    is_store = opcode in ("st", "red", "sust", "stmatrix") or (
+        opcode == "wmma" and instruction.modifiers[:1] == ("store",)
+    )
+    return _StaticAccess(space, is_store, instruction.full_opcode, access_width(instruction))
 
 
 def _callee(instruction: Instruction, function_names: frozenset[str]) -> str | None:
@@ -306,11 +350,10 @@ def _site(
     key: Key,
     line_of: LineOf,
     vector: list[float],
-) -> StaticSite | None:
-    line = line_of(instruction)
-    lines = (line,) if line is not None else ()
-    operation = instruction.full_opcode
-    if instruction.opcode == "mbarrier":
+    static: dict[tuple[str, tuple[str, ...]], _StaticAccess | None],
+) -> _SiteFields | None:
+    opcode = instruction.opcode
+    if opcode == "mbarrier":
         if "expect_tx" not in instruction.modifiers:
             return None
         if len(instruction.operands) < 2:
@@ -321,30 +364,42 @@ def _site(
         # Bulk (TMA) copies announce their bytes to the barrier; count them here, once.
         width = int(size.constant_term)
         vector[oc.ASYNC_COPY_BYTES] += width
-        return StaticSite("global", False, operation, width, "contiguous", None, 0, lines, key,
-                          async_copy=True)  # fmt: skip
-    space = memory_space(instruction)
-    if space is None or space == "param":
-        return None
-    if instruction.opcode == "cp" and "bulk" in instruction.modifiers:
-        return None
-    is_store = instruction.opcode in ("st", "red", "sust", "stmatrix") or (
-        instruction.opcode == "wmma" and instruction.modifiers[:1] == ("store",)
+        return ("global", False, instruction.full_opcode, width, "contiguous", None, 0,
+                _lines(instruction, line_of), key, True)  # fmt: skip
+    if opcode == "cp":
+        # Whether and how much a `cp` copies depends on its operands, not only its opcode.
+        access = _static_access(instruction)
+        if access is None or "bulk" in instruction.modifiers:
+            return None
+        vector[oc.ASYNC_COPY_BYTES] += access.width
+    else:
+        signature = (opcode, instruction.modifiers)
+        if signature in static:
+            access = static[signature]
+        else:
+            access = static[signature] = _static_access(instruction)
+        if access is None:
+            return None
+    space, is_store, operation, width = (
+        access.space,
+        access.is_store,
+        access.operation,
+        access.width,
     )
-    width = access_width(instruction)
-    if instruction.opcode == "cp":
-        vector[oc.ASYNC_COPY_BYTES] += width
-    if instruction.opcode == "wmma" or space == "local":
-        return StaticSite(space, is_store, operation, width, "contiguous", None, 0, lines, key)
+    lines = _lines(instruction, line_of)
+    if opcode == "wmma" or space == "local":
+        return (space, is_store, operation, width, "contiguous", None, 0, lines, key, False)
     address = address_operand(instruction)
     if address is None:
-        return StaticSite(space, is_store, operation, width, "unknown", None, 0, lines, key)
+        return (space, is_store, operation, width, "unknown", None, 0, lines, key, False)
     kind, coefficients, offset = values.describe(address, block, index)
-    lane = None
-    if coefficients is not None:
-        lane = (coefficients[0], coefficients[1], coefficients[2], coefficients[3])
-    return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
-                      async_copy=instruction.opcode == "cp")  # fmt: skip
+    return (space, is_store, operation, width, kind, coefficients, offset, lines, key,
+            opcode == "cp")  # fmt: skip
+
+
+def _lines(instruction: Instruction, line_of: LineOf) -> tuple[int, ...]:
+    line = line_of(instruction)
+    return (line,) if line is not None else ()
 
 
 def _text(lines: tuple[int, ...]) -> str:
