@@ -44,7 +44,7 @@ ensure_code_server() {
   fi
   [ -f "$dir/package.json" ] || echo '{"name":"flipflop-e2e-code-server","private":true}' \
     > "$dir/package.json"
-  (cd "$dir" && TMPDIR="$tmp" npm_config_nodedir=/usr \
+  (cd "$dir" && TMPDIR="$tmp" npm_config_nodedir=/usr npm_config_unsafe_perm=true \
      npm_config_yes=true npm install --no-audit --no-fund "code-server@$CODE_SERVER_VERSION")
 }
 

@@ -196,8 +196,8 @@ try {
   const offered = await textOf('.action-widget .monaco-list-row');
   console.log(`   quick fixes: ${offered.replace(/\s+/g, ' ').slice(0, 300)}`);
   await screenshot('03-quick-fix-menu');
-  await page.keyboard.press('Escape');
-  await runCommand('Auto Fix');
+  // Apply the first (preferred) fix from the menu, as a user would: Enter on the focused row.
+  await page.keyboard.press('Enter');
   await page.waitForFunction(
     () => !document.querySelector('.editor-instance .view-lines')?.textContent.includes('256>>>'),
     { timeout: UI_TIMEOUT_MS },
