@@ -93,7 +93,7 @@ def corpus_compiler() -> CorpusCompiler:
     try:
         toolchain = find_toolchain()
     except ToolchainError:
-        pytest.skip("no CUDA toolchain (nvcc) on this machine to compile the corpus")
+        pytest.fail("the CUDA toolchain is missing; run scripts/setup.sh (flipflop[nvcc])")
     cache = Path(tempfile.gettempdir()) / "flipflop-corpus-ptx"
     cache.mkdir(parents=True, exist_ok=True)
     compiler = CorpusCompiler(toolchain.nvcc, toolchain.version, cache)

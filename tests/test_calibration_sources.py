@@ -4,13 +4,13 @@ right number of parameters, every one compiles with nvcc, and the CPU references
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from cuda_toolchain import nvcc_for_tests
 from flipflop.calibration.references import REFERENCES, relative_error
 from flipflop.calibration.spec import parse_headers
 
@@ -26,7 +26,7 @@ WORK_KEYS = {
     "dram_bytes", "l2_bytes", "shared_bytes", "fp32_flops", "fp64_flops", "fp16_flops",
     "int_ops", "sfu_ops", "tensor_flops", "active_sms", "empty_launch",
 }
-NVCC = shutil.which("nvcc")
+NVCC = nvcc_for_tests()
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 
 

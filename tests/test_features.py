@@ -7,19 +7,19 @@ parser; the numbers asserted are derived in the kernels' comments and below.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import FeatureError, KernelFeatures, extract_features
 from flipflop.ir import Module
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
 
 KERNELS = Path(__file__).parent / "feature_kernels"
-NVCC = shutil.which("nvcc")
+NVCC = nvcc_for_tests()
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
 
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
 
 CORPUS = Path(__file__).parent / "corpus"
-NVCC = shutil.which("nvcc")
+NVCC = nvcc_for_tests()
 pytestmark = pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
 
 

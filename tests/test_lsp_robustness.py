@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from lsp_fixtures.harness import (
 )
 
 HANGING_NVCC = REPO / "tests" / "fake_tools" / "hanging_nvcc"
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+needs_nvcc = pytest.mark.usefixtures("cuda_toolchain")
 
 
 async def _still_answers(client: RecordingClient, uri: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from flipflop.lsp.settings import Settings, parse_settings
 from flipflop.toolchain import ToolchainError, ToolTimeout, compile_to_ptx, find_toolchain
 from lsp_fixtures.harness import HEADS, REPO
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+needs_nvcc = pytest.mark.usefixtures("cuda_toolchain")
 KNOWN = frozenset({"rtx3070", "h100-sxm"})
 
 

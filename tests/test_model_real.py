@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from cuda_toolchain import required_toolchain
 from flipflop.advice import advise
 from flipflop.analysis import extract_features
 from flipflop.gpu.profiles import load_profile
@@ -19,22 +19,22 @@ from flipflop.toolchain.ptxas import parse_ptxas_verbose
 SAXPY = Path(__file__).parent / "feature_kernels" / "saxpy.cu"
 N = 1 << 24
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("nvcc") is None or shutil.which("ptxas") is None,
-    reason="needs nvcc and ptxas from the CUDA toolkit on PATH",
-)
+pytestmark = pytest.mark.usefixtures("cuda_toolchain")
 
 
 def test_saxpy_runs_at_dram_bandwidth_and_the_advice_is_complete(tmp_path: Path) -> None:
     profile = load_profile("rtx3070")
     ptx_path = tmp_path / "saxpy.ptx"
+    tools = required_toolchain()
     subprocess.run(
-        ["nvcc", "-ptx", "-lineinfo", f"-arch={profile.arch}", str(SAXPY), "-o", str(ptx_path)],
+        [str(tools.nvcc), "-ptx", "-lineinfo", f"-arch={profile.arch}", str(SAXPY),
+         "-o", str(ptx_path)],
         check=True,
         capture_output=True,
     )
     verbose = subprocess.run(
-        ["ptxas", "-v", f"-arch={profile.arch}", str(ptx_path), "-o", str(tmp_path / "k.cubin")],
+        [str(tools.ptxas), "-v", f"-arch={profile.arch}", str(ptx_path),
+         "-o", str(tmp_path / "k.cubin")],
         check=True,
         capture_output=True,
         text=True,

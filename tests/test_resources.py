@@ -28,7 +28,7 @@ def toolchain() -> Toolchain:
     try:
         return find_toolchain()
     except ToolchainError:
-        pytest.skip("no CUDA toolchain (nvcc) installed on this machine")
+        pytest.fail("the CUDA toolchain is missing; run scripts/setup.sh (flipflop[nvcc])")
 
 
 def resources_of(name: str, arch: str, toolchain: Toolchain) -> dict[str, Resources]:

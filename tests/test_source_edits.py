@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -249,7 +248,7 @@ def test_corpus_rewrites_reparse_to_the_new_block() -> None:
     assert fixed > refused
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+@pytest.mark.usefixtures("cuda_toolchain")
 def test_rewritten_file_still_compiles(forms: str, tmp_path: Path) -> None:
     text = forms
     for line, block in ((33, (128, 1, 1)), (36, (32, 4, 1)), (39, (128, 1, 1)),

@@ -33,7 +33,7 @@ def toolchain() -> Toolchain:
     try:
         return find_toolchain()
     except ToolchainError:
-        pytest.skip("no CUDA toolchain (nvcc) installed on this machine")
+        pytest.fail("the CUDA toolchain is missing; run scripts/setup.sh (flipflop[nvcc])")
 
 
 def test_saved_file_compiles_to_ptx_with_line_info(toolchain: Toolchain) -> None:

@@ -52,7 +52,7 @@ def builds() -> dict[tuple[Path, str], BuildResult]:
     try:
         toolchain = find_toolchain()
     except ToolchainError:
-        pytest.skip("no CUDA toolchain (nvcc) installed on this machine")
+        pytest.fail("the CUDA toolchain is missing; run scripts/setup.sh (flipflop[nvcc])")
 
     def one(case: tuple[Path, str]) -> BuildResult:
         return build(case[0], arch=case[1], toolchain=toolchain)

@@ -22,7 +22,7 @@ def toolchain() -> Toolchain:
     try:
         return find_toolchain()
     except ToolchainError:
-        pytest.skip("no CUDA toolchain (nvcc) installed on this machine")
+        pytest.fail("the CUDA toolchain is missing; run scripts/setup.sh (flipflop[nvcc])")
 
 
 @pytest.mark.parametrize(
