@@ -84,14 +84,13 @@ def scan_function(function: Function) -> FunctionScan:
     for b, block in enumerate(function.blocks):
         notable_here: list[int] = []
         for i, instruction in enumerate(block.instructions):
-            loc = instruction.loc
+            # One unpacking reads every field at once; named access costs a lookup per field.
+            opcode, _, operands, _, loc, ptx_line = instruction
             if loc is not previous_loc:  # one `.loc` covers many instructions
                 previous_loc = loc
-                locations.append((instruction.ptx_line, loc))
-            opcode = instruction.opcode
+                locations.append((ptx_line, loc))
             if opcode in notable:
                 notable_here.append(i)
-            operands = instruction.operands
             if not operands:
                 continue
             head = operands[0]
