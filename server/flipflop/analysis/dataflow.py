@@ -235,9 +235,37 @@ class FunctionValues:
             return known
         if not self.is_written(name):
             return DATA | THREAD | LANE
-        if not self._settle_acyclic_taints(name):
+        try:
+            self._shallow_taint(name, set(), 0)
+        except _GaveUp as reason:
+            if reason.deep and self._settle_acyclic_taints(name):
+                return self._taints[name]
             self._settle_taints(name)
         return self._taints[name]
+
+    def _shallow_taint(self, name: str, open_path: set[str], depth: int) -> int:
+        """The common case of `_settle_acyclic_taints`, as plain recursion: address and
+        predicate chains are short, and a call per register is cheaper than the explicit
+        stack. Gives up on a cycle, or past a depth where recursion would be unsafe; the
+        registers finished before that are exact, being cycle-free."""
+        taints = self._taints
+        single = self._single_site
+        sources, taint = self._inputs(name)
+        open_path.add(name)
+        for source in sources:
+            settled = taints.get(source)
+            if settled is None:
+                if source in open_path:
+                    raise _GaveUp(deep=False)
+                if source not in single and source not in self._multiple_sites:
+                    continue  # never written: only a direct query treats it as an input
+                if depth >= _MAX_SHALLOW_DEPTH:
+                    raise _GaveUp(deep=True)
+                settled = self._shallow_taint(source, open_path, depth + 1)
+            taint |= settled
+        open_path.discard(name)
+        taints[name] = taint
+        return taint
 
     def _settle_acyclic_taints(self, root: str) -> bool:
         """The common case of `_settle_taints`: a depth-first search that memoizes every
@@ -576,8 +604,10 @@ class FunctionValues:
         if count == 3 and not float_typed and opcode in _BINARY:
             first, second = operands[1], operands[2]
             known = self._single_values
-            left = known.get(first.name) if type(first) is Register else None
-            if left is None:
+            if type(first) is Register:
+                left = known.get(first.name) or self._unknown_register(first.name, block, index,
+                                                                      depth)  # fmt: skip
+            else:
                 left = self.operand(first, block, index, depth)
             if type(second) is Immediate:
                 constant = second.value
@@ -595,8 +625,10 @@ class FunctionValues:
                     return left - Poly.constant(constant)
                 return self._shifted_down(opcode, left, int(constant), instruction, name, block,
                                           index, depth)  # fmt: skip
-            right = known.get(second.name) if type(second) is Register else None
-            if right is None:
+            if type(second) is Register:
+                right = known.get(second.name) or self._unknown_register(second.name, block,
+                                                                        index, depth)  # fmt: skip
+            else:
                 right = self.operand(second, block, index, depth)
             if opcode == "add":
                 return left + right
@@ -633,6 +665,13 @@ class FunctionValues:
             ) + operand(operands[3], block, index, depth)
         return self._opaque_from_operands(instruction, name, block, index, depth)
 
+    def _unknown_register(self, name: str, block: int, index: int, depth: int) -> Poly:
+        """`register` once the lookup of known single values has missed."""
+        single = self._single_site.get(name)
+        if single is not None:
+            return self._evaluate_single(name, single, depth)
+        return self.register(name, block, index, depth)
+
     def _shifted_down(self, opcode: str, dividend: Poly, amount: int, instruction: Instruction,
                       name: str, block: int, index: int, depth: int) -> Poly:  # fmt: skip
         """`shr`/`div` by a constant (and any other binary opcode with a constant operand)."""
@@ -652,9 +691,7 @@ class FunctionValues:
         sources, taint = self._taint_sources(instruction)
         known = self._single_values
         for source in sources:
-            value = known.get(source)
-            if value is None:
-                value = self.register(source, block, index, depth)
+            value = known.get(source) or self._unknown_register(source, block, index, depth)
             taint |= value.taint()
         return Poly.opaque(taint, f"{name}@{block}.{index}")
 
@@ -765,6 +802,15 @@ def _self_update(instruction: Instruction, name: str) -> tuple[Operand, int, boo
     return None
 
 
+class _GaveUp(Exception):
+    """`_shallow_taint` met a cycle (deep=False) or a chain too long to recurse (deep=True)."""
+
+    def __init__(self, deep: bool) -> None:
+        super().__init__()
+        self.deep = deep
+
+
+_MAX_SHALLOW_DEPTH = 200  # well inside Python's default recursion limit of 1000
 _FLOAT_TYPES = frozenset(("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32"))
 
 
