@@ -226,8 +226,7 @@ def test_edits_on_unicode_lines_land_on_the_right_characters() -> None:
 
 def test_corpus_rewrites_reparse_to_the_new_block() -> None:
     files = sorted(CORPUS.glob("*.cu"))
-    if not files:
-        pytest.skip("tests/corpus has no .cu files in this checkout")
+    assert len(files) >= 25, "tests/corpus is part of the repository"
     fixed = refused = 0
     for path in files:
         text = path.read_text()
