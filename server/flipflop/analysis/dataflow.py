@@ -250,7 +250,12 @@ class FunctionValues:
         registers finished before that are exact, being cycle-free."""
         taints = self._taints
         single = self._single_site
-        sources, taint = self._inputs(name)
+        site = single.get(name)
+        sources: Sequence[str]
+        if site is not None:
+            sources, taint = self._taint_sources(self._instructions[site[0]][site[1]])
+        else:
+            sources, taint = self._inputs(name)
         open_path.add(name)
         for source in sources:
             settled = taints.get(source)
@@ -420,14 +425,7 @@ class FunctionValues:
 
     def operand(self, operand: Operand, block: int, index: int, depth: int = 0) -> Poly:
         if type(operand) is Register:
-            name = operand.name
-            known = self._single_values.get(name)
-            if known is not None:
-                return known
-            single = self._single_site.get(name)
-            if single is not None:
-                return self._evaluate_single(name, single, depth)
-            return self.register(name, block, index, depth)
+            return self._value_of(operand.name, block, index, depth)
         if isinstance(operand, Immediate):
             return Poly.constant(operand.value)
         if isinstance(operand, SpecialRegister):
@@ -443,7 +441,13 @@ class FunctionValues:
     ) -> tuple[AddressKind, LaneCoefficients | None, int]:
         """The address's lane pattern; unrolled code reuses one base register with many
         offsets, so the pattern is worked out once per base value."""
-        base = self.operand(address.base, block, index)
+        register = address.base
+        if type(register) is Register:
+            base = self._single_values.get(register.name) or self._value_of(
+                register.name, block, index, 0
+            )
+        else:
+            base = self.operand(register, block, index)
         cached = self._described.get(id(base))
         if cached is None:
             cached = (base, self._pattern(base))
@@ -477,7 +481,7 @@ class FunctionValues:
             return known
         single = self._single_site.get(name)
         if single is not None:
-            return self._evaluate_single(name, single, depth)
+            return self._value_of(name, block, index, depth)
         if name not in self._multiple_sites:
             return Poly.opaque(DATA | THREAD | LANE, name)  # never written: undefined input
         local = self.defs_in_block(block).get(name)
@@ -557,7 +561,7 @@ class FunctionValues:
         single = self._single_site.get(name)
         if single is not None and single == (block, index):
             known = self._single_values.get(name)
-            return known if known is not None else self._evaluate_single(name, single, depth)
+            return known if known is not None else self._value_of(name, block, index, depth)
         key = (block, index, name)
         cached = self._memo.get(key)
         if cached is not None:
@@ -569,25 +573,30 @@ class FunctionValues:
             value = self._evaluate(self._instructions[block][index], block, index, name, depth + 1)
         finally:
             self._busy.discard(key)
-        if value.too_big:
+        if len(value.terms) > MAX_TERMS:
             value = Poly.opaque(self.taint(name), f"{name}@{block}.{index}")
         self._memo[key] = value
         return value
 
-    def _evaluate_single(self, name: str, site: tuple[int, int], depth: int) -> Poly:
-        """`definition` for a register written once, not yet known: kept by name, since most
-        registers are written once."""
+    def _value_of(self, name: str, block: int, index: int, depth: int) -> Poly:
+        """`register`, with the common case inline: a register written once is evaluated at
+        its definition and kept by name, since its value is the same at every use."""
+        known = self._single_values.get(name)
+        if known is not None:
+            return known
+        site = self._single_site.get(name)
+        if site is None:
+            return self.register(name, block, index, depth)
         busy = self._busy_single
         if depth > _MAX_DEPTH or name in busy:
             return Poly.opaque(self.taint(name), name)
         busy.add(name)
-        block, index = site
-        try:
-            value = self._evaluate(self._instructions[block][index], block, index, name, depth + 1)
-        finally:
-            busy.discard(name)
+        b, i = site
+        # No try/finally: an exception here ends the whole analysis of the function.
+        value = self._evaluate(self._instructions[b][i], b, i, name, depth + 1)
+        busy.discard(name)
         if len(value.terms) > MAX_TERMS:
-            value = Poly.opaque(self.taint(name), f"{name}@{block}.{index}")
+            value = Poly.opaque(self.taint(name), f"{name}@{b}.{i}")
         self._single_values[name] = value
         return value
 
@@ -596,7 +605,7 @@ class FunctionValues:
         """The value an instruction writes. Address chains of unrolled code make this the
         hottest function of the analysis: known register operands are read inline, and the
         arithmetic opcodes are tested first."""
-        opcode, modifiers, operands = instruction[0], instruction[1], instruction[2]
+        opcode, modifiers, operands, _, _, _ = instruction
         count = len(operands)
         if count < 2 or type(operands[0]) is not Register:
             return self._opaque(name, (name, block, index))
@@ -605,8 +614,7 @@ class FunctionValues:
             first, second = operands[1], operands[2]
             known = self._single_values
             if type(first) is Register:
-                left = known.get(first.name) or self._unknown_register(first.name, block, index,
-                                                                      depth)  # fmt: skip
+                left = known.get(first.name) or self._value_of(first.name, block, index, depth)
             else:
                 left = self.operand(first, block, index, depth)
             if type(second) is Immediate:
@@ -626,8 +634,7 @@ class FunctionValues:
                 return self._shifted_down(opcode, left, int(constant), instruction, name, block,
                                           index, depth)  # fmt: skip
             if type(second) is Register:
-                right = known.get(second.name) or self._unknown_register(second.name, block,
-                                                                        index, depth)  # fmt: skip
+                right = known.get(second.name) or self._value_of(second.name, block, index, depth)
             else:
                 right = self.operand(second, block, index, depth)
             if opcode == "add":
@@ -665,13 +672,6 @@ class FunctionValues:
             ) + operand(operands[3], block, index, depth)
         return self._opaque_from_operands(instruction, name, block, index, depth)
 
-    def _unknown_register(self, name: str, block: int, index: int, depth: int) -> Poly:
-        """`register` once the lookup of known single values has missed."""
-        single = self._single_site.get(name)
-        if single is not None:
-            return self._evaluate_single(name, single, depth)
-        return self.register(name, block, index, depth)
-
     def _shifted_down(self, opcode: str, dividend: Poly, amount: int, instruction: Instruction,
                       name: str, block: int, index: int, depth: int) -> Poly:  # fmt: skip
         """`shr`/`div` by a constant (and any other binary opcode with a constant operand)."""
@@ -691,7 +691,7 @@ class FunctionValues:
         sources, taint = self._taint_sources(instruction)
         known = self._single_values
         for source in sources:
-            value = known.get(source) or self._unknown_register(source, block, index, depth)
+            value = known.get(source) or self._value_of(source, block, index, depth)
             taint |= value.taint()
         return Poly.opaque(taint, f"{name}@{block}.{index}")
 

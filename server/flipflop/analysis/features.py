@@ -389,6 +389,9 @@ def _line_lookup(
             lines.append(current)
 
     def line_of(instruction: Instruction) -> int | None:
+        loc = instruction.loc
+        if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
+            return loc.line  # what the search below finds for a line of the kernel's own file
         position = bisect_right(starts, instruction.ptx_line) - 1
         return lines[position] if position >= 0 else None
 

@@ -85,8 +85,15 @@ class Poly:
     def plus_constant(self, value: float) -> Poly:
         """`self + Poly.constant(value)` without building the constant."""
         terms = self.terms.copy()
-        terms[()] = terms.get((), 0) + value
-        return _owning(terms)
+        constant = terms.get((), 0) + value
+        if constant:
+            terms[()] = constant
+        else:
+            terms.pop((), None)
+        poly = _new_poly(_POLY)
+        poly.terms = terms
+        poly._taint = self._taint  # the atoms are the same
+        return poly
 
     def __neg__(self) -> Poly:
         return _owning({m: -c for m, c in self.terms.items()})

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flipflop.ir import Function, Instruction, Operand, PredicatePair, Register, SourceLoc, Vector
+from flipflop.ir import (
+    Function,
+    Instruction,
+    Operand,
+    PredicatePair,
+    Register,
+    Sink,
+    SourceLoc,
+    Vector,
+)
 
 _NO_DESTINATION = frozenset((
     "bra", "brx", "ret", "exit", "call", "trap", "membar", "fence", "nanosleep", "pmevent",
@@ -69,6 +78,17 @@ def _registers_in(operand: Operand) -> tuple[str, ...]:
     return ()
 
 
+def _vector_registers(vector: Vector) -> tuple[str, ...] | list[str]:
+    """`_registers_in` for the common vector destination: registers and sinks only."""
+    names = []
+    for element in vector.elements:
+        if type(element) is Register:
+            names.append(element.name)
+        elif type(element) is not Sink:
+            return _registers_in(vector)
+    return names
+
+
 def scan_function(function: Function) -> FunctionScan:
     """Definition sites of every register, positions of notable opcodes and `.loc` changes.
 
@@ -102,7 +122,11 @@ def scan_function(function: Function) -> FunctionScan:
                 continue
             if opcode in _NO_DESTINATION:
                 continue
-            for name in destinations(instruction):
+            if type(head) is Vector and opcode not in irregular:
+                names = _vector_registers(head)
+            else:
+                names = destinations(instruction)
+            for name in names:
                 earlier = first.setdefault(name, site)
                 if earlier is not site:
                     _add_site(more, name, earlier, site)

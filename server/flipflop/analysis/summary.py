@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
-from typing import Literal
+from typing import Any, Literal, NamedTuple
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
@@ -237,7 +237,7 @@ def _collect(
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
     # Identical accesses (unrolled code repeats one line many times) merge into one site; the
     # fields are kept as a plain tuple until the end, when the merged sites are built once.
-    sites: dict[tuple[object, ...], tuple[_SiteFields, float]] = {}
+    sites: dict[tuple[object, ...], list[Any]] = {}  # merge key -> [fields, count]
     static: dict[tuple[str, tuple[str, ...]], _StaticAccess | None] = {}
     calls: list[CallSite] = []
     uses_tid: set[str] = set()
@@ -272,7 +272,11 @@ def _collect(
                     # `FunctionValues.describe`): their identity stands for their value.
                     merge = (*fields[:5], id(fields[5]), fields[6] % SECTOR_BYTES, *fields[7:])
                     known = sites.get(merge)
-                    sites[merge] = (fields, 1.0 if known is None else known[1] + 1.0)
+                    if known is None:
+                        sites[merge] = [fields, 1.0]
+                    else:  # the latest occurrence describes the merged site
+                        known[0] = fields
+                        known[1] += 1.0
         if block in divergent_blocks:
             vector[oc.DIVERGENT_BRANCHES] += 1.0
             branch_line = line_of(instructions[-1])
@@ -308,14 +312,16 @@ _SiteFields = tuple[
 ]  # fmt: skip
 
 
-@dataclass(frozen=True)
-class _StaticAccess:
+class _StaticAccess(NamedTuple):
     """What an access's opcode and modifiers alone say about it."""
 
     space: MemorySpace
     is_store: bool
     operation: str
     width: int
+
+
+_NOT_SEEN = _StaticAccess("global", False, "", 0)  # stands for "not looked up yet"
 
 
 def _build_site(fields: _SiteFields, count: float) -> StaticSite:
@@ -374,19 +380,14 @@ def _site(
         vector[oc.ASYNC_COPY_BYTES] += access.width
     else:
         signature = (opcode, instruction.modifiers)
-        if signature in static:
-            access = static[signature]
-        else:
+        access = static.get(signature, _NOT_SEEN)
+        if access is _NOT_SEEN:
             access = static[signature] = _static_access(instruction)
         if access is None:
             return None
-    space, is_store, operation, width = (
-        access.space,
-        access.is_store,
-        access.operation,
-        access.width,
-    )
-    lines = _lines(instruction, line_of)
+    space, is_store, operation, width = access
+    line = line_of(instruction)
+    lines = (line,) if line is not None else ()
     if opcode == "wmma" or space == "local":
         return (space, is_store, operation, width, "contiguous", None, 0, lines, key, False)
     address = address_operand(instruction)
