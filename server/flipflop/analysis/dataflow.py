@@ -476,11 +476,7 @@ class FunctionValues:
         return base + Poly.constant(address.offset) if address.offset else base
 
     def register(self, name: str, block: int, index: int, depth: int = 0) -> Poly:
-        known = self._single_values.get(name)
-        if known is not None:
-            return known
-        single = self._single_site.get(name)
-        if single is not None:
+        if name in self._single_site:
             return self._value_of(name, block, index, depth)
         if name not in self._multiple_sites:
             return Poly.opaque(DATA | THREAD | LANE, name)  # never written: undefined input
@@ -560,8 +556,7 @@ class FunctionValues:
     def definition(self, block: int, index: int, name: str, depth: int = 0) -> Poly:
         single = self._single_site.get(name)
         if single is not None and single == (block, index):
-            known = self._single_values.get(name)
-            return known if known is not None else self._value_of(name, block, index, depth)
+            return self._value_of(name, block, index, depth)
         key = (block, index, name)
         cached = self._memo.get(key)
         if cached is not None:
