@@ -118,10 +118,9 @@ class Instruction(NamedTuple):
     guard: Guard | None
     loc: SourceLoc | None  # the latest `.loc` before it
     ptx_line: int  # 1-based line in the PTX text
-
-    @property
-    def full_opcode(self) -> str:
-        return ".".join((self.opcode, *self.modifiers))
+    # The opcode as written, "ld.global.nc.v4.f32": one string object per spelling in a
+    # module, so that counting instructions by kind hashes a string rather than a tuple.
+    full_opcode: str
 
 
 @dataclass(frozen=True)

@@ -600,7 +600,7 @@ class FunctionValues:
         """The value an instruction writes. Address chains of unrolled code make this the
         hottest function of the analysis: known register operands are read inline, and the
         arithmetic opcodes are tested first."""
-        opcode, modifiers, operands, _, _, _ = instruction
+        opcode, modifiers, operands, _, _, _, _ = instruction
         count = len(operands)
         if count < 2 or type(operands[0]) is not Register:
             return self._opaque(name, (name, block, index))

@@ -105,7 +105,7 @@ def scan_function(function: Function) -> FunctionScan:
         notable_here: list[int] = []
         for i, instruction in enumerate(block.instructions):
             # One unpacking reads every field at once; named access costs a lookup per field.
-            opcode, _, operands, _, loc, ptx_line = instruction
+            opcode, _, operands, _, loc, ptx_line, _ = instruction
             if loc is not previous_loc:  # one `.loc` covers many instructions
                 previous_loc = loc
                 locations.append((ptx_line, loc))

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from flipflop.analysis import expr as ex
@@ -242,7 +242,7 @@ def _collect(
     calls: list[CallSite] = []
     uses_tid: set[str] = set()
     divergence_lines: set[int] = set()
-    opcode_and_modifiers = itemgetter(0, 1)
+    full_opcode = attrgetter("full_opcode")
     blocks = function.blocks
     for block in flow.reachable_order:
         key = keys[block]
@@ -284,10 +284,11 @@ def _collect(
                 divergence_lines.add(branch_line)
     groups: dict[Key, tuple[float, ...]] = {}
     for key, blocks_of_key in grouped_instructions.items():
-        counter = Counter(map(opcode_and_modifiers, chain.from_iterable(blocks_of_key)))
+        counter = Counter(map(full_opcode, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
-        for (opcode, modifiers), count in counter.items():
-            for position, amount in enumerate(oc.classify(opcode, modifiers)):
+        for spelling, count in counter.items():
+            opcode, *modifiers = spelling.split(".")
+            for position, amount in enumerate(oc.classify(opcode, tuple(modifiers))):
                 if amount:
                     totals[position] += amount * count
         groups[key] = tuple(totals)

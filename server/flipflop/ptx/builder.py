@@ -6,6 +6,7 @@ It is handed to the LALR parser, so no parse tree is ever built. Rule names matc
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any, NamedTuple
 
 from lark import Token, Transformer
@@ -401,7 +402,8 @@ class StatementBuilder(Transformer[Token, Any]):
         else:
             opcode_token = first
             operands = tuple(children[1:])
-        base, modifiers = split_opcode(str(opcode_token))
+        spelling = sys.intern(str(opcode_token))
+        base, modifiers = split_opcode(spelling)
         if base not in KNOWN_OPCODES:
             rendered = ", ".join(values.render_operand(op) for op in operands)
             text = f"{first} " if guard else ""
@@ -410,7 +412,7 @@ class StatementBuilder(Transformer[Token, Any]):
             return UnknownStatement(
                 text, _line(first), column, unknown_opcode_message(str(opcode_token))
             )
-        return Instruction(base, modifiers, operands, guard, None, _line(first))
+        return Instruction(base, modifiers, operands, guard, None, _line(first), spelling)
 
     # ------------------------------------------------------------------- operands
 

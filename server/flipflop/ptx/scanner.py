@@ -11,6 +11,7 @@ fast path is unsure, it hands the line to the grammar, so the grammar decides wh
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import cast
@@ -331,8 +332,8 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
     reader = _OperandReader(syntax)
     read_list = reader.read_list
     operand_lists: dict[str, tuple[Operand, ...] | None] = {}
-    # opcode spelling -> (base, modifiers); base "" marks an opcode of a newer ISA
-    opcodes: dict[str, tuple[str, tuple[str, ...]]] = {}
+    # opcode spelling -> (base, modifiers, spelling); base "" marks an opcode of a newer ISA
+    opcodes: dict[str, tuple[str, tuple[str, ...], str]] = {}
     guards: dict[str, Guard] = {}
     locs: dict[str, SourceLoc] = {}
 
@@ -373,8 +374,9 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                 spec = opcodes.get(opcode_text)
                 if spec is None:
                     base, modifiers = split_opcode(opcode_text)
+                    spelling = sys.intern(opcode_text)
                     spec = opcodes[opcode_text] = (
-                        (base, modifiers) if base in KNOWN_OPCODES else ("", ())
+                        (base, modifiers, spelling) if base in KNOWN_OPCODES else ("", (), "")
                     )
                 if spec[0]:
                     if operand_text:
@@ -393,7 +395,7 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                         events.append(
                             _new_tuple(
                                 Instruction,
-                                (spec[0], spec[1], operands, guard, current_loc, number),
+                                (spec[0], spec[1], operands, guard, current_loc, number, spec[2]),
                             )
                         )
                         event_lines.append(number)
