@@ -56,6 +56,7 @@ _MULTIPLY_ADDS = frozenset(("mad", "mad24"))
 _first = itemgetter(0)
 # Opcodes `_evaluate` follows with two sources, or with a constant second source.
 _BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div"))
+_PREDICATE_LOGIC = frozenset(("and", "or", "xor", "not", "mov"))
 SWAP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 
 
@@ -750,6 +751,41 @@ class FunctionValues:
                 return Both(known[0], known[1])
             return Either(known[0], known[1])
         return None
+
+    def predicate_taint(self, predicate: str, block: int, index: int, depth: int = 0) -> int:
+        """`taint` of a predicate read at (block, index), through `setp` and predicate logic
+        from the values of the compared registers: a branch's condition needs those values
+        anyway, so this seldom costs a search of its own. Where the definition is not one of
+        those (or not known), the flow-insensitive `taint`."""
+        site = self._definition_site(predicate, block, index)
+        if site is None or depth > 8:
+            return self.taint(predicate)
+        b, i = site
+        instruction = self._instructions[b][i]
+        opcode = instruction.opcode
+        operands = instruction.operands
+        if opcode == "setp" and len(operands) >= 3:
+            left, right = self.operand(operands[1], b, i), self.operand(operands[2], b, i)
+            taint = left.taint() | right.taint()
+            for extra in operands[3:]:
+                taint |= self._predicate_operand_taint(extra, b, i, depth)
+            return taint
+        if opcode in _PREDICATE_LOGIC and "pred" in instruction.modifiers:
+            taint = 0
+            for operand in operands[1:]:
+                taint |= self._predicate_operand_taint(operand, b, i, depth)
+            return taint
+        return self.taint(predicate)
+
+    def _predicate_operand_taint(self, operand: Operand, block: int, index: int,
+                                 depth: int) -> int:  # fmt: skip
+        if type(operand) is Negated:
+            operand = operand.operand
+        if type(operand) is Register:
+            return self.predicate_taint(operand.name, block, index, depth + 1)
+        if type(operand) is Immediate:
+            return 0
+        return DATA | THREAD | LANE
 
     def _predicate_operand(self, operand: Operand, block: int, index: int,
                            depth: int) -> Condition | None:  # fmt: skip

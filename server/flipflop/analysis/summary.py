@@ -158,7 +158,7 @@ def _guards(
         if branch.opcode != "bra" or branch.guard is None or "uni" in branch.modifiers:
             continue
         predicate = branch.guard.predicate
-        if values.taint(predicate) & LANE:
+        if values.predicate_taint(predicate, block, len(instructions) - 1) & LANE:
             divergent.add(block)
         successors = flow.successors[block]
         if len(successors) != 2 or _leaves_a_loop(flow, block, successors):
