@@ -213,7 +213,7 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
         if known is None:
             params = kernel_params if function.is_kernel else frozenset()
             scan = scan_function(function)
-            line_of = _line_lookup(function, scan.locations, source_file)
+            line_of = _line_lookup(function, source_file)
             known = summarize(function, params, line_of, function_names, scan)
             summaries[function.name] = known
         return known
@@ -366,32 +366,51 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _line_lookup(
-    function: Function, locations: Sequence[tuple[int, SourceLoc | None]], source_file: str
-) -> Callable[[Instruction], int | None]:
+def _line_lookup(function: Function, source_file: str) -> Callable[[Instruction], int | None]:
     """CUDA line of an instruction. Code inlined from another file (a header) is charged to the
     last line of the kernel's own file before it: the call site.
 
-    `locations` are the function's `.loc` changes (`FunctionScan.locations`); only the PTX
-    lines where the CUDA line changes are kept, and a lookup finds the last change at or before
-    the instruction."""
-    starts: list[int] = []
-    lines: list[int] = []
-    current: int | None = None
-    for ptx_line, loc in locations:
-        if loc is None or loc.line <= 0 or (source_file and loc.file != source_file):
-            continue
-        if loc.line != current:
-            if starts and ptx_line <= starts[-1]:
-                return _line_table_lookup(function, source_file)  # not in text order
-            current = loc.line
-            starts.append(ptx_line)
-            lines.append(current)
+    An instruction located in the kernel's own file answers from its own `.loc`. The others
+    need a table of the lines where the CUDA line changes (found by a search for the last
+    change at or before the instruction); most functions never ask, so the table is built on
+    the first question that needs it."""
+    table: list[Callable[[Instruction], int | None]] = []
 
     def line_of(instruction: Instruction) -> int | None:
         loc = instruction.loc
         if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
-            return loc.line  # what the search below finds for a line of the kernel's own file
+            return loc.line
+        if not table:
+            table.append(_line_change_lookup(function, source_file))
+        return table[0](instruction)
+
+    return line_of
+
+
+def _line_change_lookup(
+    function: Function, source_file: str
+) -> Callable[[Instruction], int | None]:
+    """`_line_lookup`'s table: PTX lines where the CUDA line of the kernel's own file changes."""
+    starts: list[int] = []
+    lines: list[int] = []
+    current: int | None = None
+    previous: SourceLoc | bool | None = False  # nothing seen yet
+    for block in function.blocks:
+        for instruction in block.instructions:
+            loc = instruction.loc
+            if loc is previous:  # one `.loc` covers many instructions
+                continue
+            previous = loc
+            if loc is None or loc.line <= 0 or (source_file and loc.file != source_file):
+                continue
+            if loc.line != current:
+                if starts and instruction.ptx_line <= starts[-1]:
+                    return _line_table_lookup(function, source_file)  # not in text order
+                current = loc.line
+                starts.append(instruction.ptx_line)
+                lines.append(current)
+
+    def line_of(instruction: Instruction) -> int | None:
         position = bisect_right(starts, instruction.ptx_line) - 1
         return lines[position] if position >= 0 else None
 

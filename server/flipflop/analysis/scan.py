@@ -16,7 +16,6 @@ from flipflop.ir import (
     PredicatePair,
     Register,
     Sink,
-    SourceLoc,
     Vector,
 )
 
@@ -44,7 +43,6 @@ class FunctionScan:
     single_site: dict[str, Site]  # registers written exactly once
     multiple_sites: dict[str, list[Site]]  # the others: every site, in program order
     notable: tuple[tuple[int, ...], ...]  # per block: positions of NOTABLE opcodes
-    locations: tuple[tuple[int, SourceLoc | None], ...]  # (PTX line, `.loc`) where it changes
 
 
 def destinations(instruction: Instruction) -> tuple[str, ...]:
@@ -90,25 +88,20 @@ def _vector_registers(vector: Vector) -> tuple[str, ...] | list[str]:
 
 
 def scan_function(function: Function) -> FunctionScan:
-    """Definition sites of every register, positions of notable opcodes and `.loc` changes.
+    """Definition sites of every register and positions of notable opcodes.
 
     The common instruction (one register written) costs one dictionary operation; the rare
     ones (vectors, predicate pairs, barriers) go through `destinations`."""
     first: dict[str, Site] = {}
     more: dict[str, list[Site]] = {}
     notable_per_block: list[tuple[int, ...]] = []
-    locations: list[tuple[int, SourceLoc | None]] = []
-    previous_loc: SourceLoc | bool | None = False  # nothing seen yet
     irregular = _IRREGULAR
     notable = NOTABLE
     for b, block in enumerate(function.blocks):
         notable_here: list[int] = []
         for i, instruction in enumerate(block.instructions):
             # One unpacking reads every field at once; named access costs a lookup per field.
-            opcode, _, operands, _, loc, ptx_line, _ = instruction
-            if loc is not previous_loc:  # one `.loc` covers many instructions
-                previous_loc = loc
-                locations.append((ptx_line, loc))
+            opcode, _, operands, _, _, _, _ = instruction
             if opcode in notable:
                 notable_here.append(i)
             if not operands:
@@ -133,7 +126,7 @@ def scan_function(function: Function) -> FunctionScan:
         notable_per_block.append(tuple(notable_here))
     for name in more:
         del first[name]
-    return FunctionScan(first, more, tuple(notable_per_block), tuple(locations))
+    return FunctionScan(first, more, tuple(notable_per_block))
 
 
 def _add_site(more: dict[str, list[Site]], name: str, earlier: Site, site: Site) -> None:
