@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from flipflop.ir import Function, Instruction, Symbol
@@ -159,17 +160,16 @@ def _reverse_post_order(successors: list[tuple[int, ...]], count: int) -> list[i
         return []
     visited = [False] * count
     post: list[int] = []
-    stack: list[tuple[int, int]] = [(0, 0)]
     visited[0] = True
+    # Each entry holds an iterator over the block's successors, resumed where it stopped.
+    stack: list[tuple[int, Iterator[int]]] = [(0, iter(successors[0]))]
     while stack:
-        block, next_child = stack[-1]
-        children = successors[block]
-        if next_child < len(children):
-            stack[-1] = (block, next_child + 1)
-            child = children[next_child]
+        block, children = stack[-1]
+        for child in children:
             if not visited[child]:
                 visited[child] = True
-                stack.append((child, 0))
+                stack.append((child, iter(successors[child])))
+                break
         else:
             stack.pop()
             post.append(block)
@@ -178,7 +178,9 @@ def _reverse_post_order(successors: list[tuple[int, ...]], count: int) -> list[i
 
 
 def _dominators(order: list[int], predecessors: list[list[int]], count: int) -> list[int]:
-    """Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001)."""
+    """Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm" (2001). Without back
+    edges every block's predecessors come before it in reverse post-order, so the first pass
+    is already exact and the confirming pass is skipped."""
     idom = [-1] * count
     if not order:
         return idom
@@ -186,12 +188,14 @@ def _dominators(order: list[int], predecessors: list[list[int]], count: int) -> 
     entry = order[0]
     idom[entry] = entry
     changed = True
+    back_edges = False  # seen in the first pass: a reachable predecessor not processed yet
     while changed:
         changed = False
         for block in order[1:]:
             new_idom = -1
             for previous in predecessors[block]:
                 if idom[previous] == -1:
+                    back_edges = back_edges or previous in rank
                     continue
                 if new_idom == -1:
                     new_idom = previous
@@ -206,6 +210,8 @@ def _dominators(order: list[int], predecessors: list[list[int]], count: int) -> 
             if new_idom != idom[block]:
                 idom[block] = new_idom
                 changed = True
+        if not back_edges:
+            break
     idom[entry] = -1
     return idom
 

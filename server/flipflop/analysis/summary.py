@@ -212,10 +212,16 @@ def _block_keys(flow: ControlFlow, loop_factor: dict[int, int],
                 region_guards: dict[int, list[int]]) -> dict[int, Key]:  # fmt: skip
     guards: dict[int, tuple[int, ...]] = {}
     keys: dict[int, Key] = {}
+    innermost = flow.innermost_loop
     for block in flow.reachable_order:  # a block's immediate dominator comes before it
         parent = flow.idom[block]
+        own = region_guards.get(block)
+        if parent >= 0 and own is None and innermost[block] == innermost[parent]:
+            guards[block] = guards[parent]  # the same loops and guards: the same key
+            keys[block] = keys[parent]
+            continue
         inherited = guards.get(parent, ()) if parent >= 0 else ()
-        guards[block] = inherited + tuple(region_guards.get(block, ()))
+        guards[block] = inherited + tuple(own or ())
         loops = tuple(loop_factor[index] for index in flow.loops_of(block))
         keys[block] = tuple(sorted(loops + guards[block]))
     return keys
