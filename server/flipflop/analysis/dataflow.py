@@ -57,6 +57,11 @@ _first = itemgetter(0)
 # Opcodes `_evaluate` follows with two sources, or with a constant second source.
 _BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div"))
 _PREDICATE_LOGIC = frozenset(("and", "or", "xor", "not", "mov"))
+_ANY_LANE_DATA = frozenset(("atom", "match"))
+_LANE_EXCHANGES = frozenset(("shfl",))
+_WARP_WIDE = frozenset(("vote", "redux", "activemask", "elect"))
+# Opcodes whose value depends on more than their operands: `_taint_sources` adds the rest.
+_ADDS_TAINT = _LOADS | _ANY_LANE_DATA | _LANE_EXCHANGES | _WARP_WIDE
 SWAP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
 
 
@@ -213,11 +218,11 @@ class FunctionValues:
                     base |= DATA | THREAD | LANE  # a callee's argument or a call's result
             else:
                 base |= DATA
-        elif opcode in ("atom", "match"):
+        elif opcode in _ANY_LANE_DATA:
             base |= DATA | THREAD | LANE
-        elif opcode == "shfl":
+        elif opcode in _LANE_EXCHANGES:
             base |= THREAD | LANE
-        elif opcode in ("vote", "redux", "activemask", "elect"):
+        elif opcode in _WARP_WIDE:
             base |= DATA
         return tuple(sources), base
 
@@ -684,8 +689,20 @@ class FunctionValues:
     ) -> Poly:
         """An integer value the analysis does not follow: its taint is that of its inputs,
         read from their (memoized) values rather than by a search of the whole function."""
-        sources, taint = self._taint_sources(instruction)
         known = self._single_values
+        taint = 0
+        if instruction.opcode not in _ADDS_TAINT:
+            # The common case, arithmetic on registers and immediates, without `_taint_sources`.
+            for operand in instruction.operands[1:]:
+                if type(operand) is Register:
+                    source = operand.name
+                    value = known.get(source) or self._value_of(source, block, index, depth)
+                    taint |= value.taint()
+                elif type(operand) is not Immediate:
+                    break
+            else:
+                return Poly.opaque(taint, f"{name}@{block}.{index}")
+        sources, taint = self._taint_sources(instruction)
         for source in sources:
             value = known.get(source) or self._value_of(source, block, index, depth)
             taint |= value.taint()
@@ -757,35 +774,28 @@ class FunctionValues:
         from the values of the compared registers: a branch's condition needs those values
         anyway, so this seldom costs a search of its own. Where the definition is not one of
         those (or not known), the flow-insensitive `taint`."""
-        site = self._definition_site(predicate, block, index)
+        site = self._single_site.get(predicate) or self._definition_site(predicate, block, index)
         if site is None or depth > 8:
             return self.taint(predicate)
         b, i = site
-        instruction = self._instructions[b][i]
-        opcode = instruction.opcode
-        operands = instruction.operands
+        opcode, modifiers, operands, _, _, _, _ = self._instructions[b][i]
         if opcode == "setp" and len(operands) >= 3:
             left, right = self.operand(operands[1], b, i), self.operand(operands[2], b, i)
             taint = left.taint() | right.taint()
-            for extra in operands[3:]:
-                taint |= self._predicate_operand_taint(extra, b, i, depth)
-            return taint
-        if opcode in _PREDICATE_LOGIC and "pred" in instruction.modifiers:
+            sources = operands[3:]  # the predicate combined with the comparison, if any
+        elif opcode in _PREDICATE_LOGIC and "pred" in modifiers:
             taint = 0
-            for operand in operands[1:]:
-                taint |= self._predicate_operand_taint(operand, b, i, depth)
-            return taint
-        return self.taint(predicate)
-
-    def _predicate_operand_taint(self, operand: Operand, block: int, index: int,
-                                 depth: int) -> int:  # fmt: skip
-        if type(operand) is Negated:
-            operand = operand.operand
-        if type(operand) is Register:
-            return self.predicate_taint(operand.name, block, index, depth + 1)
-        if type(operand) is Immediate:
-            return 0
-        return DATA | THREAD | LANE
+            sources = operands[1:]
+        else:
+            return self.taint(predicate)
+        for operand in sources:
+            if type(operand) is Negated:
+                operand = operand.operand
+            if type(operand) is Register:
+                taint |= self.predicate_taint(operand.name, b, i, depth + 1)
+            elif type(operand) is not Immediate:
+                taint |= DATA | THREAD | LANE
+        return taint
 
     def _predicate_operand(self, operand: Operand, block: int, index: int,
                            depth: int) -> Condition | None:  # fmt: skip

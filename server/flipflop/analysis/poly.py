@@ -136,7 +136,8 @@ class Poly:
 
     @property
     def is_constant(self) -> bool:
-        return all(not monomial for monomial in self.terms)
+        terms = self.terms  # keys are distinct: only one of them can be the constant ()
+        return not terms or (len(terms) == 1 and () in terms)
 
     @property
     def constant_term(self) -> float:
