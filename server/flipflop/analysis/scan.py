@@ -16,6 +16,7 @@ from flipflop.ir import (
     PredicatePair,
     Register,
     Sink,
+    SpecialRegister,
     Vector,
 )
 
@@ -31,7 +32,8 @@ NOTABLE = frozenset((
     "mov", "call", "mbarrier", "ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
     "ldmatrix", "stmatrix", "wmma", "cp",
 ))  # fmt: skip
-"""Opcodes whose operands matter beyond their class: thread indices, calls, memory sites."""
+"""Opcodes whose operands matter beyond their class: thread indices, calls, memory sites. A
+`mov` is notable only when it reads a special register (a thread index)."""
 
 Site = tuple[int, int]  # (block, instruction)
 
@@ -102,7 +104,9 @@ def scan_function(function: Function) -> FunctionScan:
         for i, instruction in enumerate(block.instructions):
             # One unpacking reads every field at once; named access costs a lookup per field.
             opcode, _, operands, _, _, _, _ = instruction
-            if opcode in notable:
+            if opcode in notable and (
+                opcode != "mov" or (len(operands) > 1 and type(operands[1]) is SpecialRegister)
+            ):
                 notable_here.append(i)
             if not operands:
                 continue

@@ -276,7 +276,9 @@ def _collect(
                 if fields is not None:
                     # Lane coefficient tuples are shared per distinct pattern (see
                     # `FunctionValues.describe`): their identity stands for their value.
-                    merge = (*fields[:5], id(fields[5]), fields[6] % SECTOR_BYTES, *fields[7:])
+                    space, store, operation, width, kind, lane, offset, lines, _, copy = fields
+                    merge = (space, store, operation, width, kind, id(lane),
+                             offset % SECTOR_BYTES, lines, key, copy)  # fmt: skip
                     known = sites.get(merge)
                     if known is None:
                         sites[merge] = [fields, 1.0]
