@@ -733,7 +733,7 @@ class FunctionValues:
         instruction = self.function.blocks[b].instructions[i]
         operands = instruction.operands
         if instruction.opcode == "setp" and len(operands) >= 3:
-            op = next((_COMPARISONS[m] for m in instruction.modifiers if m in _COMPARISONS), None)
+            op = _comparison(instruction.modifiers)
             if op is None:
                 return None
             condition: Condition = Compare(
@@ -754,10 +754,14 @@ class FunctionValues:
                 return negate(condition)
             return condition
         if "pred" in instruction.modifiers and instruction.opcode in ("and", "or", "not", "mov"):
-            parts = [self._predicate_operand(o, b, i, depth) for o in operands[1:]]
-            if any(part is None for part in parts) or not parts:
+            known: list[Condition] = []
+            for operand in operands[1:]:
+                part = self._predicate_operand(operand, b, i, depth)
+                if part is None:
+                    return None
+                known.append(part)
+            if not known:
                 return None
-            known = [part for part in parts if part is not None]
             if instruction.opcode == "not":
                 return negate(known[0])
             if instruction.opcode == "mov":
@@ -853,6 +857,14 @@ class _GaveUp(Exception):
 
 _MAX_SHALLOW_DEPTH = 200  # well inside Python's default recursion limit of 1000
 _FLOAT_TYPES = frozenset(("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32"))
+
+
+def _comparison(modifiers: tuple[str, ...]) -> str | None:
+    for modifier in modifiers:
+        op = _COMPARISONS.get(modifier)
+        if op is not None:
+            return op
+    return None
 
 
 def _names(operand: Operand) -> str | None:

@@ -161,14 +161,16 @@ def _guards(
         if values.predicate_taint(predicate, block, len(instructions) - 1) & LANE:
             divergent.add(block)
         successors = flow.successors[block]
-        if len(successors) != 2 or _leaves_a_loop(flow, block, successors):
+        if len(successors) != 2:
+            continue
+        if flow.innermost_loop[block] is not None and _leaves_a_loop(flow, block, successors):
+            continue
+        regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
+        if not regions:
             continue
         target = labels.get(branch_target(branch) or "")
         condition = values.condition(predicate, block, len(instructions) - 1)
         lines = _branch_lines(function, block, line_of)
-        regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
-        if not regions:
-            continue
         if condition is None:
             unknown_lines.extend(lines)
             continue
