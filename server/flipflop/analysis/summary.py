@@ -246,7 +246,7 @@ def _collect(
     # Identical accesses (unrolled code repeats one line many times) merge into one site; the
     # fields are kept as a plain tuple until the end, when the merged sites are built once.
     sites: dict[tuple[object, ...], list[Any]] = {}  # merge key -> [fields, count]
-    static: dict[tuple[str, tuple[str, ...]], _StaticAccess | None] = {}
+    static: dict[str, _StaticAccess | None] = {}  # by opcode spelling
     calls: list[CallSite] = []
     uses_tid: set[str] = set()
     divergence_lines: set[int] = set()
@@ -367,7 +367,7 @@ def _site(
     key: Key,
     line_of: LineOf,
     vector: list[float],
-    static: dict[tuple[str, tuple[str, ...]], _StaticAccess | None],
+    static: dict[str, _StaticAccess | None],
 ) -> _SiteFields | None:
     opcode = instruction.opcode
     if opcode == "mbarrier":
@@ -390,10 +390,10 @@ def _site(
             return None
         vector[oc.ASYNC_COPY_BYTES] += access.width
     else:
-        signature = (opcode, instruction.modifiers)
-        access = static.get(signature, _NOT_SEEN)
+        spelling = instruction.full_opcode
+        access = static.get(spelling, _NOT_SEEN)
         if access is _NOT_SEEN:
-            access = static[signature] = _static_access(instruction)
+            access = static[spelling] = _static_access(instruction)
         if access is None:
             return None
     space, is_store, operation, width = access
