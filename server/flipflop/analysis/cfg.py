@@ -25,6 +25,7 @@ class Loop:
 @dataclass(frozen=True)
 class ControlFlow:
     successors: tuple[tuple[int, ...], ...]
+    branch_targets: tuple[int | None, ...]  # the block a block's final `bra` jumps to
     predecessors: tuple[tuple[int, ...], ...]
     reachable_order: tuple[int, ...]  # reverse post-order of the blocks reachable from entry
     idom: tuple[int, ...]  # immediate dominator; -1 for the entry and unreachable blocks
@@ -69,8 +70,10 @@ def build_control_flow(function: Function) -> ControlFlow:
     blocks = function.blocks
     count = len(blocks)
     labels = {block.label: index for index, block in enumerate(blocks) if block.label}
+    jumps = [_branch_target_block(block.instructions, labels) for block in blocks]
     successors: list[tuple[int, ...]] = [
-        _successors(index, block.instructions, labels, count) for index, block in enumerate(blocks)
+        _successors(index, block.instructions, jumps[index], labels, count)
+        for index, block in enumerate(blocks)
     ]
     predecessors: list[list[int]] = [[] for _ in range(count)]
     for index, targets in enumerate(successors):
@@ -121,6 +124,7 @@ def build_control_flow(function: Function) -> ControlFlow:
 
     return ControlFlow(
         successors=tuple(successors),
+        branch_targets=tuple(jumps),
         predecessors=tuple(tuple(p) for p in predecessors),
         reachable_order=tuple(order),
         idom=tuple(idom),
@@ -132,25 +136,38 @@ def build_control_flow(function: Function) -> ControlFlow:
     )
 
 
+def _branch_target_block(
+    instructions: tuple[Instruction, ...], labels: dict[str, int]
+) -> int | None:
+    if not instructions:
+        return None
+    name = branch_target(instructions[-1])
+    return labels.get(name) if name is not None else None
+
+
 def _successors(
-    index: int, instructions: tuple[Instruction, ...], labels: dict[str, int], count: int
+    index: int,
+    instructions: tuple[Instruction, ...],
+    target: int | None,
+    labels: dict[str, int],
+    count: int,
 ) -> tuple[int, ...]:
     fallthrough = (index + 1,) if index + 1 < count else ()
     if not instructions:
         return fallthrough
     last = instructions[-1]
-    if last.opcode == "bra":
-        name = branch_target(last)
-        target = labels.get(name) if name is not None else None
-        taken = (target,) if target is not None else ()
-        if last.guard is None:
-            return taken
-        return tuple(dict.fromkeys(taken + fallthrough))
-    if last.opcode == "brx":
+    opcode = last.opcode
+    if opcode == "bra":
+        if target is None:
+            return () if last.guard is None else fallthrough
+        if last.guard is None or not fallthrough or fallthrough[0] == target:
+            return (target,)
+        return (target, index + 1)
+    if opcode == "brx":
         # An indexed branch may go to any label of its table; every labelled block is a safe
         # over-approximation when the table is not resolved.
         return tuple(sorted(set(labels.values())))
-    if last.opcode in _TERMINATORS and last.guard is None:
+    if opcode in _TERMINATORS and last.guard is None:
         return ()
     return fallthrough
 

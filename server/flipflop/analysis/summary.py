@@ -11,12 +11,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any, Literal, NamedTuple
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
-from flipflop.analysis.cfg import ControlFlow, Loop, branch_target, build_control_flow
+from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
 from flipflop.analysis.dataflow import Condition, FunctionValues, negate
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
@@ -35,6 +35,7 @@ from flipflop.analysis.work import MemorySpace
 from flipflop.ir import Function, Instruction, SpecialRegister, Symbol
 
 Key = tuple[int, ...]
+_SPELLING = Instruction._fields.index("full_opcode")  # by position: cheaper than by name
 LineOf = Callable[[Instruction], "int | None"]
 
 
@@ -146,7 +147,6 @@ def _guards(
 ) -> tuple[dict[int, list[int]], set[int], list[int]]:
     """Guard factors by the block that starts their region; blocks ending in a lane-divergent
     branch; lines of branches whose condition is unknown (both paths counted in full)."""
-    labels = {block.label: i for i, block in enumerate(function.blocks) if block.label}
     region_guards: dict[int, list[int]] = {}
     divergent: set[int] = set()
     unknown_lines: list[int] = []
@@ -168,7 +168,7 @@ def _guards(
         regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
         if not regions:
             continue
-        target = labels.get(branch_target(branch) or "")
+        target = flow.branch_targets[block]
         condition = values.condition(predicate, block, len(instructions) - 1)
         lines = _branch_lines(function, block, line_of)
         if condition is None:
@@ -250,7 +250,7 @@ def _collect(
     calls: list[CallSite] = []
     uses_tid: set[str] = set()
     divergence_lines: set[int] = set()
-    full_opcode = attrgetter("full_opcode")
+    full_opcode = itemgetter(_SPELLING)
     blocks = function.blocks
     for block in flow.reachable_order:
         key = keys[block]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flipflop.analysis import expr as ex
-from flipflop.analysis.cfg import ControlFlow, Loop, branch_target
+from flipflop.analysis.cfg import ControlFlow, Loop
 from flipflop.analysis.dataflow import SWAP, Compare, FunctionValues, negate
 from flipflop.analysis.poly import Poly
 from flipflop.analysis.threads import mean_position, split_position, strides_exactly
@@ -77,8 +77,7 @@ def _from_exit(
         return "the exit test is not a comparison the analysis follows"
     if branch.guard.negated:
         condition = negate(condition)
-    labels = {b.label: i for i, b in enumerate(function.blocks) if b.label}
-    target = labels.get(branch_target(branch) or "")
+    target = values.flow.branch_targets[block]
     if target not in loop.body:
         condition = negate(condition)  # the branch leaves: the loop continues when it is false
     if not isinstance(condition, Compare):
