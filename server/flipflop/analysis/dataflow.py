@@ -606,7 +606,7 @@ class FunctionValues:
         """The value an instruction writes. Address chains of unrolled code make this the
         hottest function of the analysis: known register operands are read inline, and the
         arithmetic opcodes are tested first."""
-        opcode, modifiers, operands, _, _, _, _ = instruction
+        opcode, modifiers, operands = instruction[0], instruction[1], instruction[2]
         count = len(operands)
         if count < 2 or type(operands[0]) is not Register:
             return self._opaque(name, (name, block, index))
@@ -782,7 +782,8 @@ class FunctionValues:
         if site is None or depth > 8:
             return self.taint(predicate)
         b, i = site
-        opcode, modifiers, operands, _, _, _, _ = self._instructions[b][i]
+        instruction = self._instructions[b][i]
+        opcode, modifiers, operands = instruction[0], instruction[1], instruction[2]
         if opcode == "setp" and len(operands) >= 3:
             left, right = self.operand(operands[1], b, i), self.operand(operands[2], b, i)
             taint = left.taint() | right.taint()

@@ -102,8 +102,9 @@ def scan_function(function: Function) -> FunctionScan:
     for b, block in enumerate(function.blocks):
         notable_here: list[int] = []
         for i, instruction in enumerate(block.instructions):
-            # One unpacking reads every field at once; named access costs a lookup per field.
-            opcode, _, operands, _, _, _, _ = instruction
+            # Fields by position: cheaper than by name, or than unpacking all seven.
+            opcode = instruction[0]
+            operands = instruction[2]
             if opcode in notable and (
                 opcode != "mov" or (len(operands) > 1 and type(operands[1]) is SpecialRegister)
             ):
@@ -111,14 +112,15 @@ def scan_function(function: Function) -> FunctionScan:
             if not operands:
                 continue
             head = operands[0]
-            site = (b, i)
             if type(head) is Register and opcode not in irregular:
+                site = (b, i)
                 earlier = first.setdefault(head.name, site)
                 if earlier is not site:
                     _add_site(more, head.name, earlier, site)
                 continue
             if opcode in _NO_DESTINATION:
                 continue
+            site = (b, i)
             if type(head) is Vector and opcode not in irregular:
                 names = _vector_registers(head)
             else:
