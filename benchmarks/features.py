@@ -1,6 +1,6 @@
 """Feature extraction time beside parse time, on the front-end benchmark's large PTX.
 
-    .venv/bin/python benchmarks/features.py [--min-mb 20] [--repeat 3] [--ptx FILE] [--callgrind]
+    .venv/bin/python benchmarks/features.py [--min-mb 20] [--repeat 5] [--ptx FILE] [--callgrind]
 
 Prints parse time and feature time (every kernel of the module, callees folded), both as process
 CPU time, best of --repeat, and the cost of one `work()` evaluation. The goal is features
@@ -67,7 +67,7 @@ def features_of_every_kernel(module: Module) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--min-mb", type=float, default=20.0)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--ptx", type=Path, help="measure this PTX file instead")
     parser.add_argument(
         "--callgrind",
