@@ -56,3 +56,54 @@ def test_branch_on_a_parameter_chain_is_uniform(links: int) -> None:
     module = parse_ptx(chain_kernel(links, "ld.param.u32 \t%r0, [chain_param_0];"), "chain.ptx")
     counts = extract_features(module, "chain").counts(SHAPE, {})
     assert counts["divergent_branches"] == 0.0
+
+
+def predicate_kernel(source: str, logic: str) -> str:
+    """A kernel whose branch predicate comes from a comparison on `%r1` through predicate
+    logic, the way nvcc writes `if (x & 1)`: `%p1` is the comparison, `%p2` a constant."""
+    return f"""
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry logic(
+\t.param .u32 logic_param_0
+)
+{{
+\t.reg .pred \t%p<8>;
+\t.reg .b32 \t%r<4>;
+
+\t{source}
+\tand.b32 \t%r2, %r1, 1;
+\tsetp.eq.b32 \t%p1, %r2, 1;
+\tmov.pred \t%p2, 0;
+{logic}
+\t@%p5 bra \t$L__BB0_2;
+\tbar.sync \t0;
+$L__BB0_2:
+\tret;
+}}
+"""
+
+
+PREDICATE_LOGIC = {
+    "xor-not": "\txor.pred \t%p3, %p1, %p2;\n\tnot.pred \t%p5, %p3;",
+    "and-or": "\tor.pred \t%p3, %p1, %p2;\n\tnot.pred \t%p4, %p2;\n\tand.pred \t%p5, %p3, %p4;",
+    "setp-combined": "\tsetp.ne.and.b32 \t%p5, %r1, 7, %p1;",
+    "mov": "\tmov.pred \t%p5, %p1;",
+}
+
+
+@pytest.mark.parametrize("logic", PREDICATE_LOGIC, ids=str)
+def test_predicate_logic_over_a_thread_index_is_divergent(logic: str) -> None:
+    kernel = predicate_kernel("mov.u32 \t%r1, %tid.x;", PREDICATE_LOGIC[logic])
+    counts = extract_features(parse_ptx(kernel, "logic.ptx"), "logic").counts(SHAPE, {})
+    assert counts["divergent_branches"] == 1.0
+
+
+@pytest.mark.parametrize("logic", PREDICATE_LOGIC, ids=str)
+def test_predicate_logic_over_a_parameter_is_uniform(logic: str) -> None:
+    kernel = predicate_kernel("ld.param.u32 \t%r1, [logic_param_0];", PREDICATE_LOGIC[logic])
+    counts = extract_features(parse_ptx(kernel, "logic.ptx"), "logic").counts(SHAPE, {})
+    assert counts["divergent_branches"] == 0.0
+
