@@ -123,6 +123,13 @@ class Instruction(NamedTuple):
     full_opcode: str
 
 
+def split_opcode(text: str) -> tuple[str, tuple[str, ...]]:
+    """An opcode as written into `Instruction.opcode` and `.modifiers`:
+    `ld.global.nc.v4.f32` -> ("ld", ("global", "nc", "v4", "f32"))."""
+    base, *modifiers = text.split(".")
+    return base, tuple(modifiers)
+
+
 @dataclass(frozen=True)
 class BasicBlock:
     """A maximal run of instructions: starts at a label or after a branch, ends at a branch."""

@@ -286,8 +286,6 @@ class FunctionValues:
         single = self._single_site
         multiple = self._multiple_sites
         inputs = self._inputs
-        taint_sources = self._taint_sources
-        instructions = self._instructions
         open_path: set[str] = {root}
         sources, base = inputs(root)
         pending: list[tuple[str, Iterator[str], list[int]]] = [(root, iter(sources), [base])]
@@ -300,14 +298,7 @@ class FunctionValues:
                     gathered[0] |= settled
                 elif source in open_path:
                     return False
-                elif source in single:
-                    b, i = single[source]
-                    sources, base = taint_sources(instructions[b][i])
-                    open_path.add(source)
-                    pending.append((source, iter(sources), [base]))
-                    descended = True
-                    break
-                elif source in multiple:
+                elif source in single or source in multiple:
                     sources, base = inputs(source)
                     open_path.add(source)
                     pending.append((source, iter(sources), [base]))

@@ -377,14 +377,21 @@ def _line_lookup(function: Function, source_file: str) -> Callable[[Instruction]
     table: list[Callable[[Instruction], int | None]] = []
 
     def line_of(instruction: Instruction) -> int | None:
-        loc = instruction.loc
-        if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
-            return loc.line
+        line = _own_line(instruction.loc, source_file)
+        if line is not None:
+            return line
         if not table:
             table.append(_line_change_lookup(function, source_file))
         return table[0](instruction)
 
     return line_of
+
+
+def _own_line(loc: SourceLoc | None, source_file: str) -> int | None:
+    """The `.loc`'s line when it is a line of the kernel's own file."""
+    if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
+        return loc.line
+    return None
 
 
 def _line_change_lookup(
@@ -401,12 +408,11 @@ def _line_change_lookup(
             if loc is previous:  # one `.loc` covers many instructions
                 continue
             previous = loc
-            if loc is None or loc.line <= 0 or (source_file and loc.file != source_file):
-                continue
-            if loc.line != current:
+            line = _own_line(loc, source_file)
+            if line is not None and line != current:
                 if starts and instruction.ptx_line <= starts[-1]:
                     return _line_table_lookup(function, source_file)  # not in text order
-                current = loc.line
+                current = line
                 starts.append(instruction.ptx_line)
                 lines.append(current)
 
@@ -423,9 +429,7 @@ def _line_table_lookup(function: Function, source_file: str) -> Callable[[Instru
     current: int | None = None
     for block in function.blocks:
         for instruction in block.instructions:
-            loc = instruction.loc
-            if loc is not None and loc.line > 0 and (not source_file or loc.file == source_file):
-                current = loc.line
+            current = _own_line(instruction.loc, source_file) or current
             if current is not None:
                 table[instruction.ptx_line] = current
 

@@ -32,7 +32,7 @@ from flipflop.analysis.poly import LANE
 from flipflop.analysis.scan import FunctionScan, scan_function
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
 from flipflop.analysis.work import MemorySpace
-from flipflop.ir import Function, Instruction, SpecialRegister, Symbol
+from flipflop.ir import Function, Instruction, SpecialRegister, Symbol, split_opcode
 
 Key = tuple[int, ...]
 _SPELLING = Instruction._fields.index("full_opcode")  # by position: cheaper than by name
@@ -297,8 +297,7 @@ def _collect(
         counter = Counter(map(full_opcode, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
         for spelling, count in counter.items():
-            opcode, *modifiers = spelling.split(".")
-            for position, amount in enumerate(oc.classify(opcode, tuple(modifiers))):
+            for position, amount in enumerate(oc.classify(*split_opcode(spelling))):
                 if amount:
                     totals[position] += amount * count
         groups[key] = tuple(totals)

@@ -23,6 +23,7 @@ from flipflop.ir import (
     UnknownStatement,
     Variable,
     Vector,
+    split_opcode,
 )
 from flipflop.ptx import values
 from flipflop.ptx.isa import KNOWN_OPCODES
@@ -44,12 +45,6 @@ _ESCAPE = re.compile(r"\\(.)")
 def string_value(token: str) -> str:
     """Text of a STRING token without its quotes, backslash escapes resolved."""
     return _ESCAPE.sub(r"\1", token[1:-1])
-
-
-def split_opcode(text: str) -> tuple[str, tuple[str, ...]]:
-    """`ld.global.nc.v4.f32` -> ("ld", ("global", "nc", "v4", "f32"))."""
-    base, *modifiers = text.split(".")
-    return base, tuple(modifiers)
 
 
 def guard_of(text: str) -> Guard:

@@ -29,9 +29,10 @@ from flipflop.ir import (
     Symbol,
     UnknownStatement,
     Vector,
+    split_opcode,
 )
 from flipflop.ptx import values
-from flipflop.ptx.builder import guard_of, split_opcode, string_value, unknown_opcode_message
+from flipflop.ptx.builder import guard_of, string_value, unknown_opcode_message
 from flipflop.ptx.grammar import ptx_parser, terminal_regex
 from flipflop.ptx.isa import (
     KNOWN_DIRECTIVES,
