@@ -8,6 +8,7 @@ after a branch, return or exit.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from flipflop.ir import (
@@ -30,6 +31,7 @@ from flipflop.ir import (
 from flipflop.ptx.errors import PtxSyntaxError
 from flipflop.ptx.isa import BLOCK_ENDING_OPCODES
 from flipflop.ptx.scanner import Scan
+from flipflop.ptx.scopes import ScopeSpan, declares
 from flipflop.ptx.statements import (
     BodyItem,
     FunctionParts,
@@ -48,10 +50,10 @@ class _Body:
 
     flow: tuple[Instruction | LabelMark | LocMark, ...]
     unknown: tuple[UnknownStatement, ...]
-    registers: tuple[RegisterDeclaration, ...]
+    registers: tuple[RegisterMark, ...]
     locals: tuple[Variable, ...]
     pragmas: tuple[str, ...]
-    bare_registers: tuple[tuple[int, int, frozenset[str]], ...]  # (first line, last line, names)
+    bare_registers: tuple[ScopeSpan, ...]
 
 
 def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
@@ -71,9 +73,12 @@ def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
     covered_events = 0
     covered_locs = 0
     carried: SourceLoc | None = None
+    register_lines = [mark.ptx_line for mark in scan.registers]
+    scanned_scopes = sorted(scan.scopes)
+    scope_lines = [scope.first_line for scope in scanned_scopes]
     for function, body in bodies:
         if function.body is None or body is None:
-            functions.append(_function(function, (), None))
+            functions.append(_function(function, (), None, ()))
             continue
         first_line, last_line = function.body.open_line, function.body.close_line
         low, high = bisect_left(event_lines, first_line), bisect_right(event_lines, last_line)
@@ -93,9 +98,17 @@ def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
             )
             if loc_high > loc_low:
                 carried = scan.loc_values[loc_high - 1]
-        if body.bare_registers:
-            items = _resolve_bare_registers(items, body.bare_registers)
-        functions.append(_function(function, _split_blocks(items), body))
+        scopes = list(body.bare_registers)
+        scopes += scanned_scopes[
+            bisect_left(scope_lines, first_line) : bisect_right(scope_lines, last_line)
+        ]
+        if scopes:
+            items = _resolve_bare_registers(items, scopes)
+        scanned_registers = scan.registers[
+            bisect_left(register_lines, first_line) : bisect_right(register_lines, last_line)
+        ]
+        registers = _in_line_order(body.registers, scanned_registers)
+        functions.append(_function(function, _split_blocks(items), body, registers))
 
     if covered_events != len(events) or covered_locs != len(scan.loc_lines):
         raise _outside_functions(parts, scan, text)
@@ -114,37 +127,56 @@ def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
 def _flatten(items: tuple[BodyItem, ...], first_line: int, last_line: int) -> _Body:
     flow: list[Instruction | LabelMark | LocMark] = []
     unknown: list[UnknownStatement] = []
-    registers: list[RegisterDeclaration] = []
+    registers: list[RegisterMark] = []
     locals_: list[Variable] = []
     pragmas: list[str] = []
-    bare: list[tuple[int, int, frozenset[str]]] = []
+    bare: list[ScopeSpan] = []
 
-    def visit(scope_items: tuple[BodyItem, ...], scope_first: int, scope_last: int) -> None:
-        scope_names: set[str] = set()
+    # Scopes nest as deep as the text does: walk them with a stack of iterators, not recursion.
+    stack: list[tuple[Iterator[BodyItem], int, int, list[RegisterMark]]] = [
+        (iter(items), first_line, last_line, [])
+    ]
+    while stack:
+        scope_items, scope_first, scope_last, scope_marks = stack[-1]
         for item in scope_items:
             if isinstance(item, (Instruction, LabelMark, LocMark)):
                 flow.append(item)
             elif isinstance(item, UnknownStatement):
                 unknown.append(item)
             elif isinstance(item, RegisterMark):
-                registers.extend(item.declarations)
-                scope_names.update(
-                    d.prefix for d in item.declarations if not d.prefix.startswith("%")
-                )
+                registers.append(item)
+                if item.bare_names or item.bare_ranges:
+                    scope_marks.append(item)
             elif isinstance(item, Variable):
                 if item.space != "param":  # .param inside a body passes call arguments
                     locals_.append(item)
             elif isinstance(item, PragmaMark):
                 pragmas.append(item.text)
             elif isinstance(item, ScopeParts):
-                visit(item.items, item.open_line, item.close_line)
-        if scope_names:
-            bare.append((scope_first, scope_last, frozenset(scope_names)))
-
-    visit(items, first_line, last_line)
+                stack.append((iter(item.items), item.open_line, item.close_line, []))
+                break
+        else:
+            stack.pop()
+            if scope_marks:
+                names = frozenset(name for mark in scope_marks for name in mark.bare_names)
+                ranges = tuple(pair for mark in scope_marks for pair in mark.bare_ranges)
+                bare.append(ScopeSpan(scope_first, scope_last, names, ranges))
     return _Body(
         tuple(flow), tuple(unknown), tuple(registers), tuple(locals_), tuple(pragmas), tuple(bare)
     )
+
+
+def _in_line_order(
+    grammar_marks: tuple[RegisterMark, ...], scanned_marks: list[RegisterMark]
+) -> tuple[RegisterDeclaration, ...]:
+    """Register declarations of both paths in the order of their lines."""
+    if not scanned_marks:
+        marks: list[RegisterMark] | tuple[RegisterMark, ...] = grammar_marks
+    elif not grammar_marks:
+        marks = scanned_marks
+    else:
+        marks = sorted([*grammar_marks, *scanned_marks], key=lambda mark: mark.ptx_line)
+    return tuple(declaration for mark in marks for declaration in mark.declarations)
 
 
 def _insert_grammar_statements(
@@ -232,39 +264,76 @@ def _split_blocks(items: list[Instruction | str]) -> tuple[BasicBlock, ...]:
 
 
 def _resolve_bare_registers(
-    items: list[Instruction | str], scopes: tuple[tuple[int, int, frozenset[str]], ...]
+    items: list[Instruction | str], scopes: list[ScopeSpan]
 ) -> list[Instruction | str]:
-    """Inline asm names registers without '%': inside their scope such a name is a register."""
+    """Inline asm names registers without '%': inside their scope such a name is a register.
+
+    One sweep over the instructions in line order; scopes nest, so the ones around an
+    instruction are a stack that grows at a scope's first line and shrinks after its last.
+    """
+    scopes.sort(key=lambda scope: (scope.first_line, -scope.last_line))
     resolved: list[Instruction | str] = []
+    around: list[ScopeSpan] = []
+    upcoming = 0
     for item in items:
-        if isinstance(item, Instruction):
-            names = frozenset().union(
-                *(names for first, last, names in scopes if first <= item.ptx_line <= last)
-            )
-            if names:
-                operands = tuple(_as_register(operand, names) for operand in item.operands)
-                item = item._replace(operands=operands)
+        if not isinstance(item, str):
+            line = item.ptx_line
+            while upcoming < len(scopes) and scopes[upcoming].first_line <= line:
+                scope = scopes[upcoming]
+                while around and around[-1].last_line < scope.first_line:
+                    around.pop()
+                around.append(scope)
+                upcoming += 1
+            while around and around[-1].last_line < line:
+                around.pop()
+            if around:
+                item = _with_registers(item, around)
         resolved.append(item)
     return resolved
 
 
-def _as_register(operand: Operand, names: frozenset[str]) -> Operand:
+def _with_registers(instruction: Instruction, around: list[ScopeSpan]) -> Instruction:
+    def declared(name: str) -> bool:
+        return any(declares(scope, name) for scope in around)
+
+    operands = instruction.operands
+    resolved = tuple(_as_register(operand, declared) for operand in operands)
+    # compared by identity: a Register and a Symbol of the same name are equal tuples
+    if all(new is old for new, old in zip(resolved, operands, strict=True)):
+        return instruction
+    return instruction._replace(operands=resolved)
+
+
+def _as_register(operand: Operand, declared: Callable[[str], bool]) -> Operand:
+    """The operand with declared bare names as registers; the same object when none is."""
     if isinstance(operand, Symbol):
-        return Register(operand.name) if operand.name in names else operand
+        return Register(operand.name) if declared(operand.name) else operand
     if isinstance(operand, Address) and isinstance(operand.base, Symbol):
         base = operand.base
-        return Address(Register(base.name), operand.offset) if base.name in names else operand
+        return Address(Register(base.name), operand.offset) if declared(base.name) else operand
     if isinstance(operand, Vector):
-        return Vector(tuple(_as_register(element, names) for element in operand.elements))
+        elements = tuple(_as_register(element, declared) for element in operand.elements)
+        if all(new is old for new, old in zip(elements, operand.elements, strict=True)):
+            return operand
+        return Vector(elements)
     if isinstance(operand, Negated):
-        return Negated(_as_register(operand.operand, names))
+        inner = _as_register(operand.operand, declared)
+        return operand if inner is operand.operand else Negated(inner)
     if isinstance(operand, PredicatePair):
-        first, second = operand.first, operand.second
-        return PredicatePair(_as_register(first, names), _as_register(second, names))
+        first = _as_register(operand.first, declared)
+        second = _as_register(operand.second, declared)
+        if first is operand.first and second is operand.second:
+            return operand
+        return PredicatePair(first, second)
     return operand
 
 
-def _function(parts: FunctionParts, blocks: tuple[BasicBlock, ...], body: _Body | None) -> Function:
+def _function(
+    parts: FunctionParts,
+    blocks: tuple[BasicBlock, ...],
+    body: _Body | None,
+    registers: tuple[RegisterDeclaration, ...],
+) -> Function:
     directives = parts.directives
     if body is not None and body.pragmas:
         directives = replace(directives, pragmas=directives.pragmas + body.pragmas)
@@ -275,7 +344,7 @@ def _function(parts: FunctionParts, blocks: tuple[BasicBlock, ...], body: _Body 
         returns=parts.returns,
         linkage=parts.linkage,
         directives=directives,
-        registers=body.registers if body is not None else (),
+        registers=registers,
         locals=body.locals if body is not None else (),
         blocks=blocks,
         ptx_line=parts.ptx_line,
@@ -284,10 +353,14 @@ def _function(parts: FunctionParts, blocks: tuple[BasicBlock, ...], body: _Body 
 
 
 def _outside_functions(parts: ModuleParts, scan: Scan, text: str) -> PtxSyntaxError:
-    spans = [(f.body.open_line, f.body.close_line) for f in parts.functions if f.body is not None]
+    spans = sorted(
+        (f.body.open_line, f.body.close_line) for f in parts.functions if f.body is not None
+    )
+    starts = [first for first, _ in spans]
 
     def inside(line: int) -> bool:
-        return any(first <= line <= last for first, last in spans)
+        index = bisect_right(starts, line) - 1
+        return index >= 0 and line <= spans[index][1]
 
     candidates = [
         (line, "label" if isinstance(event, str) else "instruction")

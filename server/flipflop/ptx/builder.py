@@ -18,7 +18,6 @@ from flipflop.ir import (
     Linkage,
     Operand,
     PerformanceDirectives,
-    RegisterDeclaration,
     StateSpace,
     UnknownStatement,
     Variable,
@@ -37,6 +36,7 @@ from flipflop.ptx.statements import (
     PragmaMark,
     RegisterMark,
     ScopeParts,
+    register_mark,
 )
 
 _ESCAPE = re.compile(r"\\(.)")
@@ -272,7 +272,7 @@ class StatementBuilder(Transformer[Token, Any]):
 
     def register_declaration(self, children: list[Any]) -> RegisterMark:
         type_name = ""
-        declarations: list[RegisterDeclaration] = []
+        declarators: list[tuple[str, int | None]] = []
         line = 0
         for child in children:
             if isinstance(child, Token):
@@ -280,12 +280,11 @@ class StatementBuilder(Transformer[Token, Any]):
                     type_name = str(child)[1:]
                     line = _line(child)
             else:
-                prefix, count = child
-                declarations.append(RegisterDeclaration(type_name, prefix, count))
-        return RegisterMark(tuple(declarations), line)
+                declarators.append(child)
+        return register_mark(type_name, declarators, line)
 
-    def register_declarator(self, children: list[Token]) -> tuple[str, int]:
-        count = values.integer_value(children[1]) if len(children) > 1 else 1
+    def register_declarator(self, children: list[Token]) -> tuple[str, int | None]:
+        count = values.integer_value(children[1]) if len(children) > 1 else None
         return str(children[0]), count
 
     # ------------------------------------------------------------------- functions

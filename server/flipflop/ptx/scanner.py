@@ -1,11 +1,12 @@
 """Line scanner: the fast path for the statements that make up almost all of a PTX file.
 
 nvcc writes one statement per line. Lines that are a single complete instruction, a label or a
-`.loc` are read here with regular expressions built from the grammar's own terminals; each
-distinct opcode spelling and operand spelling is interpreted once and reused. Every other line
-(module and function headers, declarations, scopes, call sequences, multi-statement inline asm,
-debug sections) goes to the Lark grammar unchanged, at the same line and column. Whenever the
-fast path is unsure, it hands the line to the grammar, so the grammar decides what is valid.
+`.loc` are read here with regular expressions built from the grammar's own terminals; so are the
+lines of inline-asm scopes (`{`, `.reg` declarations, instructions, `}`, several on one line);
+each distinct opcode, operand and line spelling is interpreted once and reused. Every other line
+(module and function headers, other declarations, call sequences, debug sections) goes to the
+Lark grammar unchanged, at the same line and column. Whenever the fast path is unsure, it hands
+the line to the grammar, so the grammar decides what is valid.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import cast
+from typing import Any, cast
 
 from lark import Lark
 from lark.exceptions import LarkError
@@ -39,6 +40,8 @@ from flipflop.ptx.isa import (
     KNOWN_OPCODES,
     NEWLINE_TERMINATED_DIRECTIVES,
 )
+from flipflop.ptx.scopes import GRAMMAR, PART_OF_STATEMENT, SCANNED, ScopeSpan, ScopeStack
+from flipflop.ptx.statements import RegisterMark, register_mark
 
 _new_tuple = tuple.__new__  # builds a NamedTuple without the Python-level __new__ wrapper
 
@@ -51,6 +54,8 @@ class Syntax:
     loc: re.Pattern[str]
     label: re.Pattern[str]
     statement_start: re.Pattern[str]
+    piece: re.Pattern[str]
+    declarator: re.Pattern[str]
     operand: re.Pattern[str]
     vector_element: re.Pattern[str]
     plain_register: re.Pattern[str]
@@ -71,6 +76,8 @@ def fast_syntax() -> Syntax:
     float_hex = terminal_regex("FLOAT_HEX")
     decimal = terminal_regex("FLOAT_DECIMAL")
     string = terminal_regex("STRING")
+    type_name = terminal_regex("TYPE")
+    vector_type = terminal_regex("VECTOR_TYPE")
     blank = r"[ \t]*"
     comment = r"(?://[^\n]*)?"
     decimal_int = "(0|[1-9][0-9]*)"  # what INT reads as the same decimal value
@@ -84,8 +91,8 @@ def fast_syntax() -> Syntax:
         rf"|(?P<address>\[{blank}(?:(?P<base_register>{register})|(?P<base_symbol>{ident})"
         rf"|(?P<base_integer>{integer})){blank}(?:(?P<offset_sign>[+-]){blank}"
         rf"(?P<offset_negative>-)?{blank}(?P<offset>{integer}))?{blank}\])"
-        rf"|(?P<pair>(?P<pair_first>(?!{special}){register}|_){blank}\|{blank}"
-        rf"(?P<pair_second>{register}|_))"
+        rf"|(?P<pair>(?P<pair_first>(?!{special}){register}|{ident}){blank}\|{blank}"
+        rf"(?P<pair_second>{register}|{ident}))"
         rf"|(?P<negation>!{blank}(?:(?P<negated_register>{register})"
         rf"|(?P<negated_symbol>{ident})))"
         rf"|(?P<expression>(?P<offset_symbol>{ident}){blank}(?P<symbol_sign>[+-]){blank}"
@@ -111,6 +118,19 @@ def fast_syntax() -> Syntax:
         statement_start=re.compile(
             rf"{blank}(?:(?:{guard})[ \t]+)?(?:({label})|({opcode})|(\.[A-Za-z_][A-Za-z0-9_]*))"
         ),
+        # one statement or brace of a line that holds several (inline asm scopes)
+        piece=re.compile(
+            rf"{blank}(?:(?P<open>\{{)|(?P<close>\}})"
+            rf"|\.reg(?![A-Za-z0-9_$]){blank}(?:(?P<vector>{vector_type}){blank})?"
+            rf"(?P<type>{type_name})(?P<declarators>[^;{{}}\"/]*);"
+            rf"|(?P<label>{label})"
+            rf"|(?:(?P<guard>{guard})[ \t]+)?(?P<opcode>{opcode})"
+            rf"(?:[ \t]+(?P<operands>[^;\"/()\n]*))?{blank};"
+            rf"|(?P<comment>//[^\n]*))"
+        ),
+        declarator=re.compile(
+            rf"{blank}({register}|{ident}){blank}(?:<{blank}({integer}){blank}>{blank})?"
+        ),
         operand=re.compile(operand),
         vector_element=re.compile(vector_element),
         plain_register=re.compile(register),
@@ -131,6 +151,8 @@ class Scan:
     loc_values: list[SourceLoc]
     unknown: list[UnknownStatement]
     files: dict[int, str]  # the `.file` table the fast path stamped source positions with
+    registers: list[RegisterMark]  # `.reg` declarations read by the fast path
+    scopes: list[ScopeSpan]  # scopes with bare register names the fast path declared
 
 
 def module_files(text: str) -> dict[int, str]:
@@ -140,12 +162,13 @@ def module_files(text: str) -> dict[int, str]:
 
 
 class _LineState:
-    """Where a line falls relative to multi-line constructs; only changed by grammar lines."""
+    """Where a line falls relative to multi-line constructs; only changed by grammar lines,
+    except for the scopes the fast path opens and closes."""
 
-    __slots__ = ("busy", "depth", "in_comment", "pending", "section_depth", "section_open")
+    __slots__ = ("busy", "in_comment", "pending", "scopes", "section_depth", "section_open")
 
     def __init__(self) -> None:
-        self.depth = 0  # braces open outside `.section`s: > 0 inside a function body
+        self.scopes = ScopeStack()  # braces open outside `.section`s
         self.pending = False  # inside a statement that started on an earlier line
         self.in_comment = False  # inside /* ... */
         self.section_depth: int | None = None  # brace depth inside a `.section`, else None
@@ -175,13 +198,13 @@ def _code_only(line: str, state: _LineState) -> str:
     return _CODE_PIECES.sub(replace, line)
 
 
-def _follow(line: str, state: _LineState) -> None:
+def _follow(line: str, number: int, state: _LineState) -> None:
     """Update `state` after a line that went to the grammar."""
-    _follow_code(_code_only(line, state).strip(), state)
+    _follow_code(_code_only(line, state).strip(), number, state)
     state.busy = state.pending or state.in_comment or state.section_depth is not None
 
 
-def _follow_code(code: str, state: _LineState) -> None:
+def _follow_code(code: str, number: int, state: _LineState) -> None:
     if not code:
         return
     if state.section_depth is None and code.startswith(".section"):
@@ -194,7 +217,10 @@ def _follow_code(code: str, state: _LineState) -> None:
             state.section_depth = None
             state.pending = False
         return
-    state.depth += code.count("{") - code.count("}")
+    if "{" in code or "}" in code:
+        state.scopes.follow_grammar(code, number, not state.pending)
+    else:
+        state.scopes.last_char = code[-1]
     ends_statement = code[-1] in ";{}:"
     state.pending = not ends_statement and not (
         code.startswith(NEWLINE_TERMINATED_DIRECTIVES) and not state.pending
@@ -293,7 +319,9 @@ def _operand_from(match: re.Match[str]) -> Operand:
 
 
 def _pair_part(text: str) -> Operand:
-    return values.SINK if text == "_" else values.register(text)
+    if text == "_":
+        return values.SINK
+    return values.register(text) if text.startswith("%") else values.symbol(text)
 
 
 def _address_from(match: re.Match[str]) -> Operand:
@@ -318,6 +346,19 @@ def _address_from(match: re.Match[str]) -> Operand:
     return values.address(base, offset)
 
 
+# What a line of several pieces holds, in order (see `_read_pieces`).
+_OPEN, _CLOSE, _REGISTERS, _LABEL, _INSTRUCTION = range(5)
+_PIECE_KINDS = {
+    "open": _OPEN,
+    "close": _CLOSE,
+    "declarators": _REGISTERS,
+    "label": _LABEL,
+    "opcode": _INSTRUCTION,
+    "operands": _INSTRUCTION,
+}
+Pieces = tuple[tuple[Any, ...], ...]
+
+
 def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> Scan:
     """Split `text` into fast-path statements and lines for the grammar.
 
@@ -330,6 +371,8 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
     match_instruction = syntax.instruction.fullmatch
     match_loc = syntax.loc.fullmatch
     match_label = syntax.label.fullmatch
+    match_piece = syntax.piece.match
+    match_declarator = syntax.declarator.fullmatch
     reader = _OperandReader(syntax)
     read_list = reader.read_list
     operand_lists: dict[str, tuple[Operand, ...] | None] = {}
@@ -337,16 +380,100 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
     opcodes: dict[str, tuple[str, tuple[str, ...], str]] = {}
     guards: dict[str, Guard] = {}
     locs: dict[str, SourceLoc] = {}
+    piece_lines: dict[str, Pieces | None] = {}
 
     events: list[Instruction | str] = []
     event_lines: list[int] = []
     loc_lines: list[int] = []
     loc_values: list[SourceLoc] = []
     unknown: list[UnknownStatement] = []
+    registers: list[RegisterMark] = []
     grammar_lines: list[tuple[int, str]] = []
     state = _LineState()
+    scopes = state.scopes
     current_loc: SourceLoc | None = None
     unknown_start: tuple[int, int, str, str] | None = None  # line, column, text so far, message
+
+    def opcode_spec(opcode_text: str) -> tuple[str, tuple[str, ...], str]:
+        spec = opcodes.get(opcode_text)
+        if spec is None:
+            base, modifiers = split_opcode(opcode_text)
+            spelling = sys.intern(opcode_text)
+            spec = opcodes[opcode_text] = (
+                (base, modifiers, spelling) if base in KNOWN_OPCODES else ("", (), "")
+            )
+        return spec
+
+    def read_pieces(line: str) -> Pieces | None:
+        """The braces and statements of a line, or None when the grammar must read it."""
+        code = line.rstrip()
+        pieces: list[tuple[Any, ...]] = []
+        position, end = 0, len(code)
+        while position < end:
+            match = match_piece(code, position)
+            if match is None:
+                return None
+            position = match.end()
+            kind = _PIECE_KINDS.get(match.lastgroup or "")
+            if kind is None:  # a comment runs to the end of the line
+                continue
+            if kind == _OPEN:
+                pieces.append((_OPEN, match.start("open") + 1))
+            elif kind == _CLOSE:
+                pieces.append((_CLOSE,))
+            elif kind == _REGISTERS:
+                declarators: list[tuple[str, int | None]] = []
+                for declarator_text in match.group("declarators").split(","):
+                    declarator = match_declarator(declarator_text)
+                    if declarator is None:
+                        return None
+                    name, count = declarator.groups()
+                    declarators.append(
+                        (name, None if count is None else values.integer_value(count))
+                    )
+                pieces.append((_REGISTERS, match.group("type")[1:], tuple(declarators)))
+            elif kind == _LABEL:
+                pieces.append((_LABEL, match.group("label").rstrip(":").rstrip()))
+            else:
+                guard_text, opcode_text, operand_text = match.group("guard", "opcode", "operands")
+                spec = opcode_spec(opcode_text)
+                if not spec[0]:
+                    return None  # a newer ISA's instruction: the grammar reports it
+                operands: tuple[Operand, ...] | None = ()
+                if operand_text:
+                    operands = operand_lists.get(operand_text)
+                    if operands is None:
+                        operands = operand_lists[operand_text] = read_list(operand_text)
+                    if operands is None:
+                        return None
+                guard = guard_of(guard_text) if guard_text else None
+                pieces.append((_INSTRUCTION, spec, operands, guard))
+        return tuple(pieces)
+
+    def fits(pieces: Pieces) -> bool:
+        """Whether the pieces may be read here: scopes open only inside function bodies and
+        close only scopes the fast path opened; nothing inside a vector or an initializer."""
+        opened = 0  # scopes opened on this line and still open
+        closed = 0  # scopes of earlier lines this line closes
+        for piece in pieces:
+            kind = piece[0]
+            if kind == _CLOSE:
+                if opened:
+                    opened -= 1
+                elif scopes.kind_below(closed) == SCANNED:
+                    closed += 1
+                else:
+                    return False
+            elif not opened:
+                enclosing = scopes.kind_below(closed)
+                if kind in (_OPEN, _REGISTERS):
+                    if enclosing not in (SCANNED, GRAMMAR):
+                        return False
+                elif enclosing == PART_OF_STATEMENT:
+                    return False
+            if kind == _OPEN:
+                opened += 1
+        return True
 
     for number, line in enumerate(text.split("\n"), 1):
         if unknown_start is not None:
@@ -360,9 +487,9 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
             continue
         if state.busy:
             grammar_lines.append((number, line))
-            _follow(line, state)
+            _follow(line, number, state)
             continue
-        if fast:
+        if fast and scopes.in_body:
             loc = locs.get(line)
             if loc is not None:
                 current_loc = loc
@@ -374,11 +501,7 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                 guard_text, opcode_text, operand_text = match.group(2, 3, 4)
                 spec = opcodes.get(opcode_text)
                 if spec is None:
-                    base, modifiers = split_opcode(opcode_text)
-                    spelling = sys.intern(opcode_text)
-                    spec = opcodes[opcode_text] = (
-                        (base, modifiers, spelling) if base in KNOWN_OPCODES else ("", (), "")
-                    )
+                    spec = opcode_spec(opcode_text)
                 if spec[0]:
                     if operand_text:
                         operands = operand_lists.get(operand_text)
@@ -419,7 +542,36 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
             continue
-        unknown_message = _unknown_message(stripped, syntax, state.depth > 0)
+        if fast and scopes.in_body:
+            if line in piece_lines:
+                pieces = piece_lines[line]
+            else:
+                pieces = piece_lines[line] = read_pieces(line)
+            if pieces is not None and fits(pieces):
+                for piece in pieces:
+                    kind = piece[0]
+                    if kind == _INSTRUCTION:
+                        spec, operands, guard = piece[1], piece[2], piece[3]
+                        events.append(
+                            _new_tuple(
+                                Instruction,
+                                (spec[0], spec[1], operands, guard, current_loc, number, spec[2]),
+                            )
+                        )
+                        event_lines.append(number)
+                    elif kind == _OPEN:
+                        scopes.open_scanned(number, piece[1])
+                    elif kind == _CLOSE:
+                        scopes.close_scanned(number)
+                    elif kind == _REGISTERS:
+                        mark = register_mark(piece[1], list(piece[2]), number)
+                        registers.append(mark)
+                        scopes.declare(mark.bare_names, mark.bare_ranges)
+                    else:
+                        events.append(piece[1])
+                        event_lines.append(number)
+                continue
+        unknown_message = _unknown_message(stripped, syntax, scopes.depth > 0)
         if unknown_message is not None:
             message = unknown_message
             column = len(line) - len(line.lstrip()) + 1
@@ -429,12 +581,21 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                 unknown_start = (number, column, stripped, message)
             continue
         grammar_lines.append((number, line))
-        _follow(line, state)
+        _follow(line, number, state)
 
     if unknown_start is not None:
         unknown.append(UnknownStatement(unknown_start[2], *unknown_start[:2], unknown_start[3]))
+    scopes.finish()
     return Scan(
-        _structure_text(grammar_lines), events, event_lines, loc_lines, loc_values, unknown, files
+        _structure_text(grammar_lines, scopes.handed_over),
+        events,
+        event_lines,
+        loc_lines,
+        loc_values,
+        unknown,
+        files,
+        registers,
+        scopes.spans,
     )
 
 
@@ -459,7 +620,14 @@ def _unknown_message(stripped: str, syntax: Syntax, in_body: bool) -> str | None
     return None
 
 
-def _structure_text(grammar_lines: list[tuple[int, str]]) -> str:
+def _structure_text(
+    grammar_lines: list[tuple[int, str]], handed_over: dict[int, list[int]]
+) -> str:
+    """The grammar's lines at their own line numbers, with the opening braces of scopes the
+    fast path read but a grammar line closed, each at its own column."""
+    if handed_over:
+        braces = [(number, _braces_at(columns)) for number, columns in handed_over.items()]
+        grammar_lines = sorted(grammar_lines + braces)
     parts: list[str] = []
     previous = 1
     for number, line in grammar_lines:
@@ -467,3 +635,10 @@ def _structure_text(grammar_lines: list[tuple[int, str]]) -> str:
         parts.append(line)
         previous = number
     return "".join(parts)
+
+
+def _braces_at(columns: list[int]) -> str:
+    line = ""
+    for column in sorted(columns):
+        line += " " * (column - 1 - len(line)) + "{"
+    return line

@@ -40,8 +40,29 @@ class PragmaMark(NamedTuple):
 
 
 class RegisterMark(NamedTuple):
+    """A `.reg` declaration; inline asm names its registers without '%' (bare names)."""
+
     declarations: tuple[RegisterDeclaration, ...]
     ptx_line: int
+    bare_names: tuple[str, ...]  # `.reg .pred p;` declares p
+    bare_ranges: tuple[tuple[str, int], ...]  # `.reg .b32 t<4>;` declares t0 .. t3
+
+
+def register_mark(
+    type_name: str, declarators: list[tuple[str, int | None]], line: int
+) -> RegisterMark:
+    """The mark of `.reg .TYPE name, name<count>, ...;` (count None: a single register)."""
+    declarations = tuple(
+        RegisterDeclaration(type_name, name, 1 if count is None else count)
+        for name, count in declarators
+    )
+    bare = [(name, count) for name, count in declarators if not name.startswith("%")]
+    return RegisterMark(
+        declarations,
+        line,
+        tuple(name for name, count in bare if count is None),
+        tuple((name, count) for name, count in bare if count is not None),
+    )
 
 
 @dataclass(frozen=True)
