@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from corpus_ptx import CorpusCompiler, corpus_cases, corpus_compiler
-from flipflop.ir import Instruction, Module
+from flipflop.ir import (
+    Address,
+    Instruction,
+    Module,
+    Negated,
+    Operand,
+    PredicatePair,
+    Symbol,
+    Vector,
+)
 from flipflop.ptx import parse_ptx
 
 __all__ = ["corpus_compiler"]  # the session fixture, used by name below
@@ -85,7 +95,54 @@ def test_fast_path_agrees_with_the_grammar(
     corpus_compiler: CorpusCompiler, source: Path, arch: str
 ) -> None:
     ptx = corpus_compiler.ptx(source, arch)
-    assert parse_ptx(ptx, fast=True) == parse_ptx(ptx, fast=False)
+    # compared as text: operands are tuples, and Register("p") == Symbol("p") as tuples
+    assert repr(parse_ptx(ptx, fast=True)) == repr(parse_ptx(ptx, fast=False))
+
+
+# Names a function body declares that the IR does not keep: call-sequence parameters and
+# call prototypes.
+_BODY_NAMES = re.compile(
+    r"^\s*\.param\b[^;]*?([A-Za-z_$][\w$]*)\s*(?:\[\d*\])?\s*;"
+    r"|^\s*([A-Za-z_$][\w$]*)\s*:\s*\.callprototype",
+    re.MULTILINE,
+)
+
+
+def symbols(operand: Operand) -> Iterator[str]:
+    if isinstance(operand, Symbol):
+        yield operand.name
+    elif isinstance(operand, Address):
+        yield from symbols(operand.base)
+    elif isinstance(operand, Vector):
+        for element in operand.elements:
+            yield from symbols(element)
+    elif isinstance(operand, (Negated, PredicatePair)):
+        for part in operand:
+            yield from symbols(part)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("source", "arch"), CASES, ids=CASE_IDS)
+def test_every_symbol_names_a_declaration(
+    corpus_compiler: CorpusCompiler, source: Path, arch: str
+) -> None:
+    """Inline asm names the registers it declares without '%' (CUB's `r0|p`, CUTLASS's
+    `[remAddr32]`, cuda_fp16.h's `{low,high}`): those come out as registers, so every symbol
+    left names a label, a variable, a parameter or a function."""
+    ptx = corpus_compiler.ptx(source, arch)
+    module = parse_ptx(ptx)
+    module_names = {v.name for v in module.globals} | {f.name for f in module.functions}
+    module_names.add("WARP_SZ")  # PTX's predefined warp size constant (`warpSize`)
+    module_names |= {name for pair in _BODY_NAMES.findall(ptx) for name in pair if name}
+    for function in module.functions:
+        declared = (*function.params, *function.returns, *function.locals)
+        names = module_names | {variable.name for variable in declared}
+        names |= {block.label for block in function.blocks if block.label is not None}
+        for block in function.blocks:
+            for instruction in block.instructions:
+                for operand in instruction.operands:
+                    undeclared = set(symbols(operand)) - names
+                    assert not undeclared, (function.name, instruction.ptx_line, undeclared)
 
 
 @pytest.mark.slow
