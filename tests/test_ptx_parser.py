@@ -326,6 +326,9 @@ def kernel(body: str) -> str:
         (".target sm_80\n", 1, 1, "unexpected '.target'; expected '.version'"),
         ("\x7fELF\x02\x01\x01garbage", 1, 1, "unexpected character"),
         (kernel("\tmov.u32 %r1, #3;\n"), 6, 15, "unexpected character '#'"),
+        (kernel("\tmov.u32 %r1, " + "9" * 5000 + ";\n"), 6, 15, "5000 digits.*64 bits"),
+        (kernel("\tld.u32 %r1, [%rd1+0x1" + "0" * 16 + "];\n"), 6, 20, "0x10+ does not fit"),
+        (kernel("\t.loc 1 " + "7" * 30 + " 2\n"), 6, 9, "does not fit in 64 bits"),
     ],
     ids=[
         "missing-comma",
@@ -338,6 +341,9 @@ def kernel(body: str) -> str:
         "no-version",
         "binary-garbage",
         "stray-character",
+        "huge-decimal",
+        "hex-over-64-bits",
+        "huge-line-number",
     ],
 )
 def test_malformed_ptx_raises_with_position(
@@ -405,6 +411,10 @@ ODD_OPERANDS = [
     "{lo, hi}",
     "[remote]",
     "!p",
+    "%r2\u2028",  # Unicode spaces are not PTX whitespace
+    "\u00a0%r2",
+    "18446744073709551615",
+    "18446744073709551616",
 ]
 
 

@@ -25,6 +25,7 @@ from flipflop.ir import (
     split_opcode,
 )
 from flipflop.ptx import values
+from flipflop.ptx.errors import PtxSyntaxError
 from flipflop.ptx.isa import KNOWN_OPCODES
 from flipflop.ptx.statements import (
     BodyItem,
@@ -112,8 +113,28 @@ def _line(token: Token) -> int:
     return token.line if token.line is not None else 0
 
 
+def _integer(token: Token) -> int:
+    """The value of an INT token; a constant over 64 bits is an error at its position."""
+    try:
+        return values.integer_value(str(token))
+    except values.IntegerOutOfRange as error:
+        raise _error_at(token, str(error)) from None
+
+
+def _integer_immediate(token: Token, negative: bool) -> Immediate:
+    try:
+        return values.integer_immediate(str(token), negative)
+    except values.IntegerOutOfRange as error:
+        raise _error_at(token, str(error)) from None
+
+
+def _error_at(token: Token, message: str) -> PtxSyntaxError:
+    # the line's text and the file name are filled in by parse_ptx
+    return PtxSyntaxError(message, _line(token), token.column or 1, "")
+
+
 def _ints(children: list[Token]) -> tuple[int, ...]:
-    return tuple(values.integer_value(child) for child in children)
+    return tuple(_integer(child) for child in children)
 
 
 class StatementBuilder(Transformer[Token, Any]):
@@ -145,10 +166,10 @@ class StatementBuilder(Transformer[Token, Any]):
         return tuple(str(child) for child in children)
 
     def address_size_directive(self, children: list[Token]) -> int:
-        return values.integer_value(children[0])
+        return _integer(children[0])
 
     def file_directive(self, children: list[Token]) -> _File:
-        return _File(values.integer_value(children[0]), string_value(children[1]))
+        return _File(_integer(children[0]), string_value(children[1]))
 
     def loc_directive(self, children: list[Token]) -> LocMark:
         file_index, line, column = _ints(children[:3])
@@ -199,7 +220,7 @@ class StatementBuilder(Transformer[Token, Any]):
         return _Space("tex")
 
     def alignment(self, children: list[Token]) -> _Align:
-        return _Align(values.integer_value(children[0]))
+        return _Align(_integer(children[0]))
 
     def attribute_directive(self, children: list[str]) -> _Attribute:
         return _Attribute(tuple(children))
@@ -215,7 +236,7 @@ class StatementBuilder(Transformer[Token, Any]):
         return _Declarator(str(name), tuple(children[1:]), _line(name))
 
     def array_dimension(self, children: list[Token]) -> int | None:
-        return values.integer_value(children[0]) if children else None
+        return _integer(children[0]) if children else None
 
     def initializer_clause(self, children: list[Any]) -> _Initializer:
         return _Initializer()
@@ -284,7 +305,7 @@ class StatementBuilder(Transformer[Token, Any]):
         return register_mark(type_name, declarators, line)
 
     def register_declarator(self, children: list[Token]) -> tuple[str, int | None]:
-        count = values.integer_value(children[1]) if len(children) > 1 else None
+        count = _integer(children[1]) if len(children) > 1 else None
         return str(children[0]), count
 
     # ------------------------------------------------------------------- functions
@@ -420,7 +441,7 @@ class StatementBuilder(Transformer[Token, Any]):
         negative = len(children) == 2
         token = children[-1]
         if token.type == "INT":
-            return values.integer_immediate(str(token), negative)
+            return _integer_immediate(token, negative)
         if token.type == "FLOAT_HEX":
             return values.float_hex_immediate(str(token), negative)
         return values.decimal_immediate(str(token), negative)
@@ -454,10 +475,10 @@ class StatementBuilder(Transformer[Token, Any]):
         return values.address(base, offset)
 
     def integer_address(self, children: list[Token]) -> Immediate:
-        return values.integer_immediate(str(children[0]), False)
+        return _integer_immediate(children[0], False)
 
     def immediate_offset(self, children: list[Token]) -> int:
-        value = values.integer_value(children[-1])
+        value = _integer(children[-1])
         return -value if len(children) == 2 else value
 
     def tensor_address(self, children: list[Any]) -> Operand:

@@ -87,6 +87,11 @@ def _parse_structure(structure_text: str, text: str, filename: str) -> ModulePar
         parts = cast(ModuleParts, ptx_parser().parse(structure_text, start="module"))
     except UnexpectedInput as error:
         raise _syntax_error(error, text, filename) from None
+    except PtxSyntaxError as error:  # found by the statement builder, e.g. a huge constant
+        lines = text.split("\n")
+        error.source_line = lines[error.line - 1] if 0 < error.line <= len(lines) else ""
+        error.filename = filename
+        raise
     return parts
 
 

@@ -80,7 +80,8 @@ def fast_syntax() -> Syntax:
     vector_type = terminal_regex("VECTOR_TYPE")
     blank = r"[ \t]*"
     comment = r"(?://[^\n]*)?"
-    decimal_int = "(0|[1-9][0-9]*)"  # what INT reads as the same decimal value
+    # what INT reads as the same decimal value; longer numbers are left to the grammar
+    decimal_int = "(0|[1-9][0-9]{0,18})"
     number = (
         rf"(?P<negative>-)?{blank}(?:(?P<float_hex>{float_hex})|(?P<decimal>{decimal})"
         rf"|(?P<integer>{integer}))"
@@ -260,20 +261,23 @@ class _OperandReader:
         return tuple(map(cache.__getitem__, pieces))  # type: ignore[arg-type]
 
     def _read(self, text: str) -> Operand | None:
-        stripped = text.strip()
+        stripped = text.strip(" \t")  # what the grammar skips: not every Unicode space
         if self._plain_register(stripped) and not self._special_register(stripped):
             return Register(stripped)
-        match = self._operand(text)
-        if match is not None:
-            return _operand_from(match)
-        if stripped.startswith("{") and stripped.endswith("}"):
-            elements: list[Operand] = []
-            for element_text in stripped[1:-1].split(","):
-                element = self._element(element_text)
-                if element is None:
-                    return self._by_grammar(text)
-                elements.append(_operand_from(element))
-            return Vector(tuple(elements))
+        try:
+            match = self._operand(text)
+            if match is not None:
+                return _operand_from(match)
+            if stripped.startswith("{") and stripped.endswith("}"):
+                elements: list[Operand] = []
+                for element_text in stripped[1:-1].split(","):
+                    element = self._element(element_text)
+                    if element is None:
+                        return self._by_grammar(text)
+                    elements.append(_operand_from(element))
+                return Vector(tuple(elements))
+        except values.IntegerOutOfRange:
+            return None  # the grammar reports it, at its position
         return self._by_grammar(text)
 
     def _by_grammar(self, text: str) -> Operand | None:
@@ -428,9 +432,12 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                     if declarator is None:
                         return None
                     name, count = declarator.groups()
-                    declarators.append(
-                        (name, None if count is None else values.integer_value(count))
-                    )
+                    try:
+                        declarators.append(
+                            (name, None if count is None else values.integer_value(count))
+                        )
+                    except values.IntegerOutOfRange:
+                        return None
                 pieces.append((_REGISTERS, match.group("type")[1:], tuple(declarators)))
             elif kind == _LABEL:
                 pieces.append((_LABEL, match.group("label").rstrip(":").rstrip()))

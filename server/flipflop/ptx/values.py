@@ -25,17 +25,38 @@ from flipflop.ir import (
 SINK = Sink()
 
 
+class IntegerOutOfRange(ValueError):
+    """An integer constant that does not fit in PTX's 64 bits (§4.5.1)."""
+
+    def __init__(self, text: str) -> None:
+        shown = text if len(text) <= 24 else f"{text[:10]}...{text[-10:]} ({len(text)} digits)"
+        super().__init__(f"integer constant {shown} does not fit in 64 bits")
+
+
+_LARGEST_INTEGER = (1 << 64) - 1
+_DECIMAL_DIGITS = len(str(_LARGEST_INTEGER))
+
+
 def integer_value(text: str) -> int:
-    """Value of an INT token: hex `0x1F`, binary `0b101`, octal `017`, decimal; `U` suffix."""
+    """Value of an INT token: hex `0x1F`, binary `0b101`, octal `017`, decimal; `U` suffix.
+
+    Raises IntegerOutOfRange for a constant of more than 64 bits.
+    """
     digits = text[:-1] if text.endswith("U") else text
     prefix = digits[:2]
     if prefix in ("0x", "0X"):
-        return int(digits, 16)
-    if prefix in ("0b", "0B"):
-        return int(digits[2:], 2)
-    if len(digits) > 1 and digits[0] == "0":
-        return int(digits, 8)
-    return int(digits)
+        value = int(digits, 16)
+    elif prefix in ("0b", "0B"):
+        value = int(digits[2:], 2)
+    elif len(digits) > 1 and digits[0] == "0":
+        value = int(digits, 8)
+    elif len(digits) > _DECIMAL_DIGITS:  # before int(): Python refuses very long decimals
+        raise IntegerOutOfRange(text)
+    else:
+        value = int(digits)
+    if value > _LARGEST_INTEGER:
+        raise IntegerOutOfRange(text)
+    return value
 
 
 def float_hex_value(text: str) -> float:
