@@ -2,6 +2,7 @@
 
 State lives on the server object: settings, the latest outcome per open document, an outcome
 cache keyed by content hash, and one cancel event per document so the newest save wins.
+Analyses run in worker processes (`workers`), never in the process that answers requests.
 """
 
 from __future__ import annotations
@@ -20,15 +21,9 @@ from pygls.uris import to_fs_path
 from flipflop import __version__
 from flipflop.gpu.profiles import list_profiles
 from flipflop.lsp import convert
-from flipflop.lsp.session import (
-    AssemblyCache,
-    Outcome,
-    OutcomeCache,
-    ToolchainCache,
-    content_key,
-    run_analysis,
-)
+from flipflop.lsp.session import Outcome, OutcomeCache, content_key
 from flipflop.lsp.settings import Settings, parse_settings
+from flipflop.lsp.workers import AnalysisWorkers
 from flipflop.pipeline import KernelReport, LaunchReport
 from flipflop.source.model import Range
 
@@ -52,8 +47,7 @@ class FlipflopServer(LanguageServer):
         self.settings = Settings()
         self.documents: dict[str, DocumentState] = {}
         self.cache = OutcomeCache()
-        self.tools = ToolchainCache()
-        self.assemblies = AssemblyCache()
+        self.workers = AnalysisWorkers()
         self.generations: dict[str, int] = {}
         self.cancels: dict[str, threading.Event] = {}
         self.shown_failures: set[str] = set()
@@ -102,6 +96,7 @@ class FlipflopServer(LanguageServer):
             if self.generations.get(uri) != generation:
                 return
         document = self.workspace.get_text_document(uri)
+        version = document.version  # the document object follows edits made meanwhile
         try:
             text = document.source
         except OSError as error:  # a save of a document that was never opened and is gone
@@ -111,12 +106,12 @@ class FlipflopServer(LanguageServer):
         path = _document_path(uri)
         if len(text.encode("utf-8", "surrogatepass")) > settings.maxFileSize:
             self._skip_large(uri, path, settings.maxFileSize)
-            self._publish(uri, document.version, Outcome(None, ()), text)
+            self._publish(uri, version, Outcome(None, ()), text)
             return
         key = content_key(path, text, settings)
         cached = None if force else self.cache.get(key)
         if cached is not None:
-            self._publish(uri, document.version, cached, text)
+            self._publish(uri, version, cached, text)
             return
         cancel = threading.Event()
         self.cancels[uri] = cancel
@@ -124,13 +119,16 @@ class FlipflopServer(LanguageServer):
         try:
             loop = asyncio.get_running_loop()
             outcome = await loop.run_in_executor(
-                None, run_analysis, path, text, settings, cancel, self.tools, self.assemblies
+                None, self.workers.run, uri, path, text, settings, cancel
             )
         finally:
             self._end_progress(token)
             if self.cancels.get(uri) is cancel:
                 del self.cancels[uri]
-        if outcome.cancelled or self.generations.get(uri) != generation:
+        if outcome.cancelled:
+            self.log(f"stopped the analysis of {path.name} version {version}: superseded")
+            return
+        if self.generations.get(uri) != generation:
             return
         self.cache.put(key, outcome)
         if outcome.log:
@@ -140,7 +138,7 @@ class FlipflopServer(LanguageServer):
             self.window_show_message(
                 lsp.ShowMessageParams(type=lsp.MessageType.Error, message=outcome.failure)
             )
-        self._publish(uri, document.version, outcome, text)
+        self._publish(uri, version, outcome, text)
 
     def _skip_large(self, uri: str, path: Path, limit: int) -> None:
         notice = (
@@ -241,10 +239,12 @@ def create_server() -> FlipflopServer:
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: FlipflopServer, params: lsp.InitializedParams) -> None:
-        """Fetch the workspace settings, then analyse what is already open."""
+        """Start a worker, fetch the workspace settings, then analyse what is already open."""
+        ls.workers.warm_up()
         await ls.refresh_settings()
         for uri in list(ls.workspace.text_documents):
-            await ls.analyse(uri)
+            if uri not in ls.generations:  # not already opened (and analysed) meanwhile
+                await ls.analyse(uri)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(

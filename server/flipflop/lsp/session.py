@@ -70,10 +70,16 @@ def run_analysis(
     except UnknownGpuError as error:
         return Outcome(None, (_failure_finding(str(error)),), failure=str(error))
     except Exception as error:  # the server must outlive any bug in one analysis
-        detail = traceback.format_exc()
-        message = f"FlipFlop could not analyse this file: {type(error).__name__}: {error}"
-        return Outcome(None, (_failure_finding(message, "information"),), log=detail)
+        return failure_outcome(
+            f"FlipFlop could not analyse this file: {type(error).__name__}: {error}",
+            log=traceback.format_exc(),
+        )
     return Outcome(result, findings(result, settings.minSaving))
+
+
+def failure_outcome(message: str, log: str) -> Outcome:
+    """An internal failure: shown as information on the file, detailed in the log."""
+    return Outcome(None, (_failure_finding(message, "information"),), log=log)
 
 
 def _failure_finding(message: str, severity: str = "error") -> Finding:

@@ -1,0 +1,234 @@
+"""Analyses run in worker processes, so that a long one neither blocks the server nor outlives
+the save that superseded it.
+
+A document's analysis (nvcc, ptxas, parsing tens of megabytes of PTX, the model for hundreds of
+kernels) is mostly Python; in a thread it would share the interpreter lock with the request
+handlers, and it could only stop where it checks for cancellation. In its own process it shares
+nothing: the server keeps answering hovers and code lenses, and a newer save stops the older
+run: the worker is asked to cancel (which stops nvcc and ptxas at once) and, if it is inside
+Python code that does not look, it is killed after a short grace period.
+
+Workers are kept warm between runs, each with its own toolchain and ptxas caches; a run goes to
+an idle worker, preferably the one that last analysed the same document.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import sys
+import threading
+import time
+import traceback
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from flipflop.lsp.session import (
+    AssemblyCache,
+    Outcome,
+    ToolchainCache,
+    failure_outcome,
+    run_analysis,
+)
+from flipflop.lsp.settings import Settings
+
+_CANCEL = "cancel"
+_POLL_S = 0.05
+
+
+class AnalysisWorkers:
+    """A small pool of warm worker processes; `run` is called from executor threads."""
+
+    def __init__(self, grace_s: float = 1.0, spare: int = 1, most_idle: int = 2) -> None:
+        self._grace_s = grace_s  # how long a cancelled run may take to stop by itself
+        self._spare = spare  # workers kept started ahead of the first run
+        self._most_idle = most_idle
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.stopped_runs = 0  # runs stopped before they finished (for logs and tests)
+
+    def warm_up(self) -> None:
+        """Start the spare workers now, so the first analysis does not wait for imports."""
+        with self._lock:
+            while len(self._idle) < self._spare:
+                self._idle.append(_Worker.start())
+
+    def run(
+        self, uri: str, path: Path, text: str, settings: Settings, cancel: threading.Event
+    ) -> Outcome:
+        """Analyse in a worker; blocks until the outcome, or until `cancel` stops the run."""
+        worker = self._take(uri)
+        outcome, reusable = worker.analyse(path, text, settings, cancel, self._grace_s)
+        if outcome.cancelled:
+            with self._lock:
+                self.stopped_runs += 1
+        if reusable:
+            self._give_back(worker)
+        else:
+            worker.stop()
+        return outcome
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.stop()
+
+    def _take(self, uri: str) -> _Worker:
+        with self._lock:
+            self._idle = [worker for worker in self._idle if worker.alive]
+            for index, worker in enumerate(self._idle):
+                if worker.last_uri == uri:
+                    chosen = self._idle.pop(index)
+                    break
+            else:
+                chosen = self._idle.pop(0) if self._idle else _Worker.start()
+            chosen.last_uri = uri
+            return chosen
+
+    def _give_back(self, worker: _Worker) -> None:
+        with self._lock:
+            if self._closed:
+                surplus = [worker]
+            else:
+                self._idle.append(worker)
+                surplus = self._idle[: max(0, len(self._idle) - self._most_idle)]
+                del self._idle[: len(surplus)]
+        for extra in surplus:
+            extra.stop()
+
+
+class _Worker:
+    """One worker process and the pipes to it."""
+
+    def __init__(self, process: BaseProcess, requests: Connection, results: Connection) -> None:
+        self.process = process
+        self.requests = requests
+        self.results = results
+        self.last_uri: str | None = None
+
+    @classmethod
+    def start(cls) -> _Worker:
+        # spawn, not fork: the server has threads, and a forked child would inherit their locks
+        context = multiprocessing.get_context("spawn")
+        to_worker, requests = context.Pipe(duplex=False)
+        results, from_worker = context.Pipe(duplex=False)
+        process = context.Process(
+            target=_serve, args=(to_worker, from_worker), name="flipflop-analysis", daemon=True
+        )
+        process.start()
+        to_worker.close()
+        from_worker.close()
+        return cls(process, requests, results)
+
+    @property
+    def alive(self) -> bool:
+        return self.process.is_alive()
+
+    def analyse(
+        self,
+        path: Path,
+        text: str,
+        settings: Settings,
+        cancel: threading.Event,
+        grace_s: float,
+    ) -> tuple[Outcome, bool]:
+        """The outcome, and whether the worker can take another run."""
+        try:
+            self.requests.send((path, text, settings))
+        except (OSError, ValueError):
+            return self._ended(), False
+        cancelled_at: float | None = None
+        while True:
+            try:
+                ready = self.results.poll(_POLL_S)
+            except (OSError, ValueError):
+                return self._ended(), False
+            if ready:
+                try:
+                    outcome: Outcome = self.results.recv()
+                except (EOFError, OSError):
+                    return self._ended(), False
+                return outcome, True
+            if not self.process.is_alive():
+                return self._ended(), False
+            if cancel.is_set():
+                if cancelled_at is None:
+                    cancelled_at = time.monotonic()
+                    try:
+                        self.requests.send(_CANCEL)
+                    except (OSError, ValueError):
+                        return Outcome(None, (), cancelled=True), False
+                elif time.monotonic() - cancelled_at > grace_s:
+                    return Outcome(None, (), cancelled=True), False  # stopped by the caller
+
+    def _ended(self) -> Outcome:
+        self.process.join(timeout=1.0)
+        code = self.process.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return failure_outcome(
+            f"the analysis process ended unexpectedly ({how}); the next save tries again",
+            log=f"flipflop analysis worker {self.process.pid} ended with {how}",
+        )
+
+    def stop(self) -> None:
+        for connection in (self.requests, self.results):
+            connection.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=5.0)
+
+
+# --------------------------------------------------------------------------- in the worker
+
+
+def _serve(requests: Connection, results: Connection) -> None:
+    """The worker's main loop: one analysis at a time; a listener thread takes cancellations."""
+    # fd 1 is the server's channel to the editor: nothing in here may write to it
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    from flipflop.ptx.grammar import ptx_parser
+
+    ptx_parser()  # built once per process, before the first run needs it
+    tools = ToolchainCache()
+    assemblies = AssemblyCache()
+    pending: queue.Queue[tuple[Path, str, Settings] | None] = queue.Queue()
+    current: list[threading.Event] = [threading.Event()]
+
+    def listen() -> None:
+        while True:
+            try:
+                message: Any = requests.recv()
+            except (EOFError, OSError):
+                os._exit(0)  # the server is gone
+            if message == _CANCEL:
+                current[0].set()
+            else:
+                pending.put(message)
+
+    threading.Thread(target=listen, name="flipflop-requests", daemon=True).start()
+    while True:
+        request = pending.get()
+        if request is None:
+            return
+        cancel = current[0] = threading.Event()
+        path, text, settings = request
+        outcome = run_analysis(path, text, settings, cancel, tools, assemblies)
+        if outcome.result is not None:
+            # the server never reads the IR; it would only make the answer slow to send
+            outcome = replace(outcome, result=replace(outcome.result, module=None))
+        try:
+            results.send(outcome)
+        except Exception:  # an outcome that does not pickle is a bug: say so, keep serving
+            results.send(
+                failure_outcome(
+                    "FlipFlop could not hand over this file's analysis",
+                    log=traceback.format_exc(),
+                )
+            )
