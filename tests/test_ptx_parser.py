@@ -192,10 +192,22 @@ def test_inline_asm_scopes_declare_bare_registers() -> None:
     ranged = [i for i in instructions(scopes) if i.ptx_line == line_of(text, "t<2>")]
     assert [i.operands[0] for i in ranged] == [Register("t0"), Register("t1"), Register("%r11")]
     assert operands("mov.b32 narrow, wide") == (Register("narrow"), Register("wide"))
-    # labels inside a scope stay labels, branch targets stay symbols
+    # labels inside a scope stay labels, branch targets stay symbols; the wait loop is inlined
+    # twice, and each copy's labels are its own (named after the line its scope opens on)
     labels = [block.label for block in scopes.blocks]
-    assert {"LAB_WAIT", "DONE", "SKIP"} <= set(labels)
-    assert operands("@P1 bra DONE") == (Symbol("DONE"),)
+    waits = [n for n, line in enumerate(text.split("\n"), 1) if line.strip() == "LAB_WAIT:"]
+    opens = [line - 2 for line in waits]  # `{` and `.reg` come before the label
+    assert [label for label in labels if label and "@" in label] == [
+        f"{name}@{line}" for line in opens for name in ("LAB_WAIT", "DONE")
+    ]
+    for line in opens:
+        in_scope = [i for i in instructions(scopes) if line < i.ptx_line < line + 7]
+        wait = [i for i in in_scope if i.opcode == "bra"]
+        assert [i.operands for i in wait] == [
+            (Symbol(f"DONE@{line}"),),
+            (Symbol(f"LAB_WAIT@{line}"),),
+        ]
+    assert "SKIP" in labels  # a label declared once keeps its name
     assert operands("bra.uni SKIP", 1) == (Symbol("SKIP"),)
     declared = [(r.type, r.prefix, r.count) for r in scopes.registers]
     assert declared[:4] == [
@@ -458,6 +470,10 @@ ODD_SCOPES = [
     "{ .reg .b32 a; } // }",
     "{ .reg .b32 a; /* } */ }",
     '{ .reg .b32 a; .pragma "nounroll"; }',
+    "{ L: bra L; }\n{ L: bra L; }",  # one label per copy of inlined asm
+    "{\nL:\nbra L;\n}\n{\nL:\nbra L;\n}\nbra L;",
+    "L:\n{ L: bra L; }\nbra L;",
+    "{ { L: bra L; } L: bra L; }",
 ]
 
 

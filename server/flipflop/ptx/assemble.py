@@ -8,8 +8,10 @@ after a branch, return or exit.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from flipflop.ir import (
     Address,
@@ -88,22 +90,27 @@ def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
         covered_locs += loc_high - loc_low
         unknown.extend(body.unknown)
         fast_locs = (scan.loc_lines[loc_low:loc_high], scan.loc_values[loc_low:loc_high])
-        if any_grammar_loc:
-            items, carried = _merge_by_line(
-                events[low:high], event_lines[low:high], fast_locs, body.flow, parts.files, carried
-            )
-        else:
-            items = _insert_grammar_statements(
-                events[low:high], event_lines[low:high], fast_locs, body.flow, carried
-            )
-            if loc_high > loc_low:
-                carried = scan.loc_values[loc_high - 1]
+        fast_events, fast_lines = events[low:high], event_lines[low:high]
+        flow = body.flow
         scopes = list(body.bare_registers)
         scopes += scanned_scopes[
             bisect_left(scope_lines, first_line) : bisect_right(scope_lines, last_line)
         ]
         if scopes:
-            items = _resolve_bare_registers(items, scopes)
+            resolver = _ScopeResolver(scopes, _repeated_labels(scopes, fast_events, flow))
+            fast_events = cast(list[Instruction | str], resolver.resolve(fast_events, fast_lines))
+            flow = cast(
+                tuple[Instruction | LabelMark | LocMark, ...],
+                tuple(resolver.again().resolve(flow, [item.ptx_line for item in flow])),
+            )
+        if any_grammar_loc:
+            items, carried = _merge_by_line(
+                fast_events, fast_lines, fast_locs, flow, parts.files, carried
+            )
+        else:
+            items = _insert_grammar_statements(fast_events, fast_lines, fast_locs, flow, carried)
+            if loc_high > loc_low:
+                carried = scan.loc_values[loc_high - 1]
         scanned_registers = scan.registers[
             bisect_left(register_lines, first_line) : bisect_right(register_lines, last_line)
         ]
@@ -133,14 +140,16 @@ def _flatten(items: tuple[BodyItem, ...], first_line: int, last_line: int) -> _B
     bare: list[ScopeSpan] = []
 
     # Scopes nest as deep as the text does: walk them with a stack of iterators, not recursion.
-    stack: list[tuple[Iterator[BodyItem], int, int, list[RegisterMark]]] = [
-        (iter(items), first_line, last_line, [])
+    stack: list[tuple[Iterator[BodyItem], int, int, list[RegisterMark], set[str]]] = [
+        (iter(items), first_line, last_line, [], set())
     ]
     while stack:
-        scope_items, scope_first, scope_last, scope_marks = stack[-1]
+        scope_items, scope_first, scope_last, scope_marks, scope_labels = stack[-1]
         for item in scope_items:
             if isinstance(item, (Instruction, LabelMark, LocMark)):
                 flow.append(item)
+                if isinstance(item, LabelMark) and len(stack) > 1:
+                    scope_labels.add(item.name)
             elif isinstance(item, UnknownStatement):
                 unknown.append(item)
             elif isinstance(item, RegisterMark):
@@ -153,14 +162,16 @@ def _flatten(items: tuple[BodyItem, ...], first_line: int, last_line: int) -> _B
             elif isinstance(item, PragmaMark):
                 pragmas.append(item.text)
             elif isinstance(item, ScopeParts):
-                stack.append((iter(item.items), item.open_line, item.close_line, []))
+                stack.append((iter(item.items), item.open_line, item.close_line, [], set()))
                 break
         else:
             stack.pop()
-            if scope_marks:
+            if scope_marks or scope_labels:
                 names = frozenset(name for mark in scope_marks for name in mark.bare_names)
                 ranges = tuple(pair for mark in scope_marks for pair in mark.bare_ranges)
-                bare.append(ScopeSpan(scope_first, scope_last, names, ranges))
+                bare.append(
+                    ScopeSpan(scope_first, scope_last, names, ranges, frozenset(scope_labels))
+                )
     return _Body(
         tuple(flow), tuple(unknown), tuple(registers), tuple(locals_), tuple(pragmas), tuple(bare)
     )
@@ -263,65 +274,116 @@ def _split_blocks(items: list[Instruction | str]) -> tuple[BasicBlock, ...]:
     return tuple(blocks)
 
 
-def _resolve_bare_registers(
-    items: list[Instruction | str], scopes: list[ScopeSpan]
-) -> list[Instruction | str]:
-    """Inline asm names registers without '%': inside their scope such a name is a register.
+def _repeated_labels(
+    scopes: list[ScopeSpan],
+    events: list[Instruction | str],
+    flow: tuple[Instruction | LabelMark | LocMark, ...],
+) -> frozenset[str]:
+    """Labels of inner scopes whose name the function declares more than once.
 
-    One sweep over the instructions in line order; scopes nest, so the ones around an
-    instruction are a stack that grows at a scope's first line and shrinks after its last.
+    Inline asm inlined twice declares its labels twice (CUTLASS's `LAB_WAIT:` in every
+    barrier wait); each copy is local to its scope, so those get names of their own.
     """
-    scopes.sort(key=lambda scope: (scope.first_line, -scope.last_line))
-    resolved: list[Instruction | str] = []
-    around: list[ScopeSpan] = []
-    upcoming = 0
-    for item in items:
-        if not isinstance(item, str):
-            line = item.ptx_line
-            while upcoming < len(scopes) and scopes[upcoming].first_line <= line:
-                scope = scopes[upcoming]
+    scoped = {label for scope in scopes for label in scope.labels}
+    if not scoped:
+        return frozenset()
+    counts = Counter(item for item in events if type(item) is str and item in scoped)
+    counts.update(item.name for item in flow if isinstance(item, LabelMark) and item.name in scoped)
+    return frozenset(name for name, count in counts.items() if count > 1)
+
+
+_Statement = Instruction | str | LabelMark | LocMark
+
+
+class _ScopeResolver:
+    """Resolves names against the scopes around each statement, in one sweep in line order.
+
+    Scopes nest, so the ones around a statement are a stack that grows at a scope's first line
+    and shrinks after its last. Inside its scope, a bare name that a `.reg` declared is a
+    register, and a repeated label gets its scope's own name (`LAB_WAIT@120`).
+    """
+
+    def __init__(self, scopes: list[ScopeSpan], repeated: frozenset[str]) -> None:
+        self._scopes = sorted(scopes, key=lambda scope: (scope.first_line, -scope.last_line))
+        self._repeated = repeated
+        self._around: list[ScopeSpan] = []
+        self._upcoming = 0
+
+    def again(self) -> _ScopeResolver:
+        """A resolver for another statement sequence of the same function."""
+        return _ScopeResolver(self._scopes, self._repeated)
+
+    def resolve(self, items: Sequence[_Statement], lines: Sequence[int]) -> list[_Statement]:
+        resolved: list[_Statement] = []
+        scopes, around = self._scopes, self._around
+        for item, line in zip(items, lines, strict=True):
+            while self._upcoming < len(scopes) and scopes[self._upcoming].first_line <= line:
+                scope = scopes[self._upcoming]
                 while around and around[-1].last_line < scope.first_line:
                     around.pop()
                 around.append(scope)
-                upcoming += 1
+                self._upcoming += 1
             while around and around[-1].last_line < line:
                 around.pop()
             if around:
-                item = _with_registers(item, around)
-        resolved.append(item)
-    return resolved
+                item = self._resolved(item)
+            resolved.append(item)
+        return resolved
+
+    def _resolved(self, item: _Statement) -> _Statement:
+        if isinstance(item, Instruction):
+            operands = item.operands
+            resolved = tuple(_as_register(op, self._register, self._label) for op in operands)
+            # compared by identity: a Register and a Symbol of the same name are equal tuples
+            if all(new is old for new, old in zip(resolved, operands, strict=True)):
+                return item
+            return item._replace(operands=resolved)
+        if isinstance(item, str):
+            return self._label(item) or item
+        if isinstance(item, LabelMark):
+            renamed = self._label(item.name)
+            return item if renamed is None else item._replace(name=renamed)
+        return item
+
+    def _register(self, name: str) -> bool:
+        return any(declares(scope, name) for scope in self._around)
+
+    def _label(self, name: str) -> str | None:
+        """The scope's own name for a repeated label declared in a scope around, else None."""
+        if name not in self._repeated:
+            return None
+        for scope in reversed(self._around):
+            if name in scope.labels:
+                return f"{name}@{scope.first_line}"
+        return None
 
 
-def _with_registers(instruction: Instruction, around: list[ScopeSpan]) -> Instruction:
-    def declared(name: str) -> bool:
-        return any(declares(scope, name) for scope in around)
-
-    operands = instruction.operands
-    resolved = tuple(_as_register(operand, declared) for operand in operands)
-    # compared by identity: a Register and a Symbol of the same name are equal tuples
-    if all(new is old for new, old in zip(resolved, operands, strict=True)):
-        return instruction
-    return instruction._replace(operands=resolved)
-
-
-def _as_register(operand: Operand, declared: Callable[[str], bool]) -> Operand:
-    """The operand with declared bare names as registers; the same object when none is."""
+def _as_register(
+    operand: Operand,
+    declared: Callable[[str], bool],
+    label: Callable[[str], str | None],
+) -> Operand:
+    """The operand with declared bare names as registers and repeated labels renamed; the same
+    object when nothing changes."""
     if isinstance(operand, Symbol):
-        return Register(operand.name) if declared(operand.name) else operand
+        if declared(operand.name):
+            return Register(operand.name)
+        renamed = label(operand.name)
+        return operand if renamed is None else Symbol(renamed)
     if isinstance(operand, Address) and isinstance(operand.base, Symbol):
         base = operand.base
         return Address(Register(base.name), operand.offset) if declared(base.name) else operand
     if isinstance(operand, Vector):
-        elements = tuple(_as_register(element, declared) for element in operand.elements)
+        elements = tuple(_as_register(e, declared, label) for e in operand.elements)
         if all(new is old for new, old in zip(elements, operand.elements, strict=True)):
             return operand
         return Vector(elements)
     if isinstance(operand, Negated):
-        inner = _as_register(operand.operand, declared)
+        inner = _as_register(operand.operand, declared, label)
         return operand if inner is operand.operand else Negated(inner)
     if isinstance(operand, PredicatePair):
-        first = _as_register(operand.first, declared)
-        second = _as_register(operand.second, declared)
+        first = _as_register(operand.first, declared, label)
+        second = _as_register(operand.second, declared, label)
         if first is operand.first and second is operand.second:
             return operand
         return PredicatePair(first, second)

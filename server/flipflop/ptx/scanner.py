@@ -543,8 +543,10 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
             else:
                 label_match = match_label(line)
                 if label_match is not None:
-                    events.append(label_match.group(1).rstrip(":").rstrip())
+                    label = label_match.group(1).rstrip(":").rstrip()
+                    events.append(label)
                     event_lines.append(number)
+                    scopes.declare_label(label)
                     continue
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
@@ -577,6 +579,7 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                     else:
                         events.append(piece[1])
                         event_lines.append(number)
+                        scopes.declare_label(piece[1])
                 continue
         unknown_message = _unknown_message(stripped, syntax, scopes.depth > 0)
         if unknown_message is not None:

@@ -24,18 +24,20 @@ _BRACE_OR_CODE = re.compile(r"[{}]|[^{}\s]+")
 
 
 class ScopeSpan(NamedTuple):
-    """Lines `first_line`..`last_line` of a scope, and the bare names declared in it."""
+    """Lines `first_line`..`last_line` of a scope inside a function body, the bare register
+    names and the labels declared in it."""
 
     first_line: int
     last_line: int
     names: frozenset[str]  # `.reg .pred p;` declares p
     ranges: tuple[tuple[str, int], ...]  # `.reg .b32 t<4>;` declares t0 .. t3
+    labels: frozenset[str] = frozenset()  # `WAIT: ... bra WAIT;` inside inline asm
 
 
 class _Open:
     """One open brace; a scope collects the bare names declared in it."""
 
-    __slots__ = ("column", "kind", "line", "names", "ranges")
+    __slots__ = ("column", "kind", "labels", "line", "names", "ranges")
 
     def __init__(self, kind: int, line: int, column: int) -> None:
         self.kind = kind
@@ -43,6 +45,7 @@ class _Open:
         self.column = column
         self.names: set[str] | None = None
         self.ranges: list[tuple[str, int]] | None = None
+        self.labels: set[str] | None = None
 
 
 class ScopeStack:
@@ -120,6 +123,14 @@ class ScopeStack:
                 innermost.ranges = []
             innermost.ranges.extend(ranges)
 
+    def declare_label(self, name: str) -> None:
+        """A label read by the scanner; only those of scopes inside a body are kept."""
+        if len(self.open) > 1:
+            innermost = self.open[-1]
+            if innermost.labels is None:
+                innermost.labels = set()
+            innermost.labels.add(name)
+
     def finish(self) -> None:
         """At the end of the text: scopes still open are the grammar's to report."""
         while self.open:
@@ -133,13 +144,14 @@ class ScopeStack:
         self.in_body = bool(self.open) and not self.in_statement_part
 
     def _closed(self, closed: _Open, line: int) -> None:
-        if closed.names or closed.ranges:
+        if closed.names or closed.ranges or closed.labels:
             self.spans.append(
                 ScopeSpan(
                     closed.line,
                     line,
                     frozenset(closed.names or ()),
                     tuple(closed.ranges or ()),
+                    frozenset(closed.labels or ()),
                 )
             )
 
