@@ -427,6 +427,9 @@ ODD_OPERANDS = [
     "\u00a0%r2",
     "18446744073709551615",
     "18446744073709551616",
+    "%r2{ %r3",  # an opening brace that does not close, between two operands
+    "%r2[ %r3",
+    "%r2} %r3",
 ]
 
 

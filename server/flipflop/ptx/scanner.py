@@ -243,7 +243,7 @@ class _OperandReader:
         """Operands of an instruction, or None when the grammar must judge the line."""
         if "{" in text:
             pieces = _TOP_LEVEL_OPERAND.findall(text)
-            if sum(map(len, pieces)) + len(pieces) - 1 != len(text):
+            if ",".join(pieces) != text:  # a brace or bracket that does not close
                 return None
         else:
             pieces = text.split(", ")  # nvcc's spelling; anything else is split at each comma
