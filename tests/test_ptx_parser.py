@@ -492,6 +492,34 @@ def test_fast_path_reads_odd_scopes_as_the_grammar_does(body: str) -> None:
     assert outcomes[0] == outcomes[1]
 
 
+ODD_SECTIONS = [
+    "$L__info_string0:\n.b8 95\n.b8 0\n",
+    ".b8 95,\n 90\n.b8 1\n",  # a statement continued on the next line
+    ".b32 a +\n 4\n.b8 1\n",
+    ".b64 $L__info_string0+8\n$L__x: .b8 7 // a comment\n",
+    "/*\n.b8 1\n*/\n.b8 2\n",
+    ".b8 08\n",
+    ".b8 1 2\n",
+    ".b8\n",
+    ".b8 1, , 2\n",
+    "$L__y:\n",
+    ".b8 1\n}\n.b8 2\n",  # data after the section closed
+    "",
+]
+
+
+@pytest.mark.parametrize("body", ODD_SECTIONS)
+def test_fast_path_reads_odd_sections_as_the_grammar_does(body: str) -> None:
+    text = kernel("\tret;\n") + f"\t.section\t.debug_str\n\t{{\n{body}\t}}\n"
+    outcomes: list[object] = []
+    for fast in (True, False):
+        try:
+            outcomes.append(repr(parse_ptx(text, fast=fast)))
+        except PtxSyntaxError as error:
+            outcomes.append((error.line, error.column, error.message))
+    assert outcomes[0] == outcomes[1]
+
+
 @pytest.mark.parametrize("operand", ODD_OPERANDS)
 def test_fast_path_reads_odd_operands_as_the_grammar_does(operand: str) -> None:
     text = kernel(f"\tmov.b32 \t%r1, {operand};\n\tret;\n")

@@ -56,6 +56,7 @@ class Syntax:
     statement_start: re.Pattern[str]
     piece: re.Pattern[str]
     declarator: re.Pattern[str]
+    section_data: re.Pattern[str]
     operand: re.Pattern[str]
     vector_element: re.Pattern[str]
     plain_register: re.Pattern[str]
@@ -79,6 +80,8 @@ def fast_syntax() -> Syntax:
     type_name = terminal_regex("TYPE")
     vector_type = terminal_regex("VECTOR_TYPE")
     blank = r"[ \t]*"
+    value = rf"(?:{integer}|{ident})"
+    section_value = rf"{value}(?:{blank}[+-]{blank}{value})*"
     comment = r"(?://[^\n]*)?"
     # what INT reads as the same decimal value; longer numbers are left to the grammar
     decimal_int = "(0|[1-9][0-9]{0,18})"
@@ -132,6 +135,11 @@ def fast_syntax() -> Syntax:
         declarator=re.compile(
             rf"{blank}({register}|{ident}){blank}(?:<{blank}({integer}){blank}>{blank})?"
         ),
+        # a label and/or one data statement of a `.section` body, complete on its line
+        section_data=re.compile(
+            rf"{blank}(?:{label}{blank})?(?:{type_name}[ \t]+{section_value}"
+            rf"(?:{blank},{blank}{section_value})*{blank})?{comment}"
+        ),
         operand=re.compile(operand),
         vector_element=re.compile(vector_element),
         plain_register=re.compile(register),
@@ -166,7 +174,15 @@ class _LineState:
     """Where a line falls relative to multi-line constructs; only changed by grammar lines,
     except for the scopes the fast path opens and closes."""
 
-    __slots__ = ("busy", "in_comment", "pending", "scopes", "section_depth", "section_open")
+    __slots__ = (
+        "busy",
+        "in_comment",
+        "pending",
+        "scopes",
+        "section_data",
+        "section_depth",
+        "section_open",
+    )
 
     def __init__(self) -> None:
         self.scopes = ScopeStack()  # braces open outside `.section`s
@@ -174,6 +190,7 @@ class _LineState:
         self.in_comment = False  # inside /* ... */
         self.section_depth: int | None = None  # brace depth inside a `.section`, else None
         self.section_open = False
+        self.section_data = False  # inside a section's braces, after a complete statement
         self.busy = False  # any of the above: the next line belongs to the grammar
 
 
@@ -214,8 +231,10 @@ def _follow_code(code: str, number: int, state: _LineState) -> None:
     if state.section_depth is not None:
         state.section_depth += code.count("{") - code.count("}")
         state.section_open = state.section_open or "{" in code
+        state.section_data = state.section_open and not code.endswith((",", "+", "-"))
         if state.section_open and state.section_depth <= 0:
             state.section_depth = None
+            state.section_data = False
             state.pending = False
         return
     if "{" in code or "}" in code:
@@ -377,6 +396,7 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
     match_label = syntax.label.fullmatch
     match_piece = syntax.piece.match
     match_declarator = syntax.declarator.fullmatch
+    match_section = syntax.section_data.fullmatch
     reader = _OperandReader(syntax)
     read_list = reader.read_list
     operand_lists: dict[str, tuple[Operand, ...] | None] = {}
@@ -493,6 +513,10 @@ def scan(text: str, fast: bool = True, files: dict[int, str] | None = None) -> S
                 unknown_start = (start_line, start_column, joined, message)
             continue
         if state.busy:
+            # debug sections' data (`.b8 95`, a line each) makes nothing in the IR: once the
+            # section is open, complete data lines need not go through the grammar
+            if fast and state.section_data and not state.in_comment and match_section(line):
+                continue
             grammar_lines.append((number, line))
             _follow(line, number, state)
             continue
