@@ -61,6 +61,19 @@ def main(argv: list[str] | None = None) -> int:
     corpus = seeds()
     print(f"{len(corpus)} seed files; {args.count} inputs from seed {args.seed}", flush=True)
     started = time.perf_counter()
+    shown = 0
+
+    def progress(partial: Summary) -> None:
+        nonlocal shown
+        report(partial, started)
+        for index, name, applied, verdict, text in partial.failures[shown:]:
+            print(f"\n#{index} from {name} after {', '.join(applied)}: {verdict.outcome}")
+            print(verdict.detail.rstrip()[-3000:], flush=True)
+            if args.keep is not None:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / f"fuzz-{args.seed}-{index}.ptx").write_text(text, encoding="utf-8")
+        shown = len(partial.failures)
+
     with tempfile.TemporaryDirectory(prefix="flipflop-fuzz-") as scratch:
         summary = fuzz(
             corpus,
@@ -68,16 +81,11 @@ def main(argv: list[str] | None = None) -> int:
             args.seed,
             Path(scratch),
             compare_paths=args.compare_paths,
-            progress=lambda partial: report(partial, started),
+            progress=progress,
         )
-    report(summary, started)
+    if summary.count % 10000:
+        progress(summary)
     print("mutations: " + ", ".join(f"{n} {c}" for n, c in summary.mutations.most_common()))
-    for index, name, applied, verdict, text in summary.failures:
-        print(f"\n#{index} from {name} after {', '.join(applied)}: {verdict.outcome}")
-        print(verdict.detail.rstrip()[-3000:])
-        if args.keep is not None:
-            args.keep.mkdir(parents=True, exist_ok=True)
-            (args.keep / f"fuzz-{args.seed}-{index}.ptx").write_text(text, encoding="utf-8")
     return 1 if summary.failures else 0
 
 
