@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import TypeVar, cast
 
 from flipflop.ir import (
     Address,
@@ -55,7 +55,7 @@ class _Body:
     registers: tuple[RegisterMark, ...]
     locals: tuple[Variable, ...]
     pragmas: tuple[str, ...]
-    bare_registers: tuple[ScopeSpan, ...]
+    scopes: tuple[ScopeSpan, ...]  # scopes with bare register names or labels
 
 
 def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
@@ -92,17 +92,15 @@ def build_module(parts: ModuleParts, scan: Scan, text: str) -> Module:
         fast_locs = (scan.loc_lines[loc_low:loc_high], scan.loc_values[loc_low:loc_high])
         fast_events, fast_lines = events[low:high], event_lines[low:high]
         flow = body.flow
-        scopes = list(body.bare_registers)
+        scopes = list(body.scopes)
         scopes += scanned_scopes[
             bisect_left(scope_lines, first_line) : bisect_right(scope_lines, last_line)
         ]
         if scopes:
-            resolver = _ScopeResolver(scopes, _repeated_labels(scopes, fast_events, flow))
-            fast_events = cast(list[Instruction | str], resolver.resolve(fast_events, fast_lines))
-            flow = cast(
-                tuple[Instruction | LabelMark | LocMark, ...],
-                tuple(resolver.again().resolve(flow, [item.ptx_line for item in flow])),
-            )
+            repeated = _repeated_labels(scopes, fast_events, flow)
+            fast_events = _ScopeResolver(scopes, repeated).resolve(fast_events, fast_lines)
+            flow_lines = [item.ptx_line for item in flow]
+            flow = tuple(_ScopeResolver(scopes, repeated).resolve(flow, flow_lines))
         if any_grammar_loc:
             items, carried = _merge_by_line(
                 fast_events, fast_lines, fast_locs, flow, parts.files, carried
@@ -293,6 +291,7 @@ def _repeated_labels(
 
 
 _Statement = Instruction | str | LabelMark | LocMark
+_S = TypeVar("_S", bound=_Statement)  # each statement comes back as the kind it was
 
 
 class _ScopeResolver:
@@ -309,12 +308,9 @@ class _ScopeResolver:
         self._around: list[ScopeSpan] = []
         self._upcoming = 0
 
-    def again(self) -> _ScopeResolver:
-        """A resolver for another statement sequence of the same function."""
-        return _ScopeResolver(self._scopes, self._repeated)
-
-    def resolve(self, items: Sequence[_Statement], lines: Sequence[int]) -> list[_Statement]:
-        resolved: list[_Statement] = []
+    def resolve(self, items: Sequence[_S], lines: Sequence[int]) -> list[_S]:
+        """`items` (in line order, at `lines`) with their names resolved."""
+        resolved: list[_S] = []
         scopes, around = self._scopes, self._around
         for item, line in zip(items, lines, strict=True):
             while self._upcoming < len(scopes) and scopes[self._upcoming].first_line <= line:
@@ -326,7 +322,7 @@ class _ScopeResolver:
             while around and around[-1].last_line < line:
                 around.pop()
             if around:
-                item = self._resolved(item)
+                item = cast(_S, self._resolved(item))
             resolved.append(item)
         return resolved
 
