@@ -3,9 +3,10 @@
 nvcc writes one statement per line. Lines that are a single complete instruction, a label or a
 `.loc` are read here with regular expressions built from the grammar's own terminals; so are the
 lines of inline-asm scopes (`{`, `.reg` declarations, instructions, `}`, several on one line);
-each distinct opcode, operand and line spelling is interpreted once and reused. Every other line
-(module and function headers, other declarations, call sequences, debug sections) goes to the
-Lark grammar unchanged, at the same line and column. Whenever the fast path is unsure, it hands
+each distinct opcode, operand and line spelling is interpreted once and reused; the data lines of
+debug sections, which make nothing in the IR, are checked and skipped. Every other line (module
+and function headers, other declarations, call sequences) goes to the Lark grammar unchanged, at
+the same line and column. Whenever the fast path is unsure, it hands
 the line to the grammar, so the grammar decides what is valid.
 """
 
@@ -161,7 +162,7 @@ class Scan:
     unknown: list[UnknownStatement]
     files: dict[int, str]  # the `.file` table the fast path stamped source positions with
     registers: list[RegisterMark]  # `.reg` declarations read by the fast path
-    scopes: list[ScopeSpan]  # scopes with bare register names the fast path declared
+    scopes: list[ScopeSpan]  # scopes in which the fast path read bare registers or labels
 
 
 def module_files(text: str) -> dict[int, str]:
@@ -369,7 +370,7 @@ def _address_from(match: re.Match[str]) -> Operand:
     return values.address(base, offset)
 
 
-# What a line of several pieces holds, in order (see `_read_pieces`).
+# What a line of several pieces holds, in order (see `read_pieces` in `scan`).
 _OPEN, _CLOSE, _REGISTERS, _LABEL, _INSTRUCTION = range(5)
 _PIECE_KINDS = {
     "open": _OPEN,
