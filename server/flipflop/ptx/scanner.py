@@ -6,8 +6,8 @@ lines of inline-asm scopes (`{`, `.reg` declarations, instructions, `}`, several
 each distinct opcode, operand and line spelling is interpreted once and reused; the data lines of
 debug sections, which make nothing in the IR, are checked and skipped. Every other line (module
 and function headers, other declarations, call sequences) goes to the Lark grammar unchanged, at
-the same line and column. Whenever the fast path is unsure, it hands
-the line to the grammar, so the grammar decides what is valid.
+the same line and column. Whenever the fast path is unsure, it hands the line to the grammar, so
+the grammar decides what is valid.
 """
 
 from __future__ import annotations
