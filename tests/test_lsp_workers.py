@@ -32,6 +32,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie is left."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2 :].split()[0] == "Z"
+
+
 def _in_background(workers: AnalysisWorkers, path: Path, cancel: threading.Event) -> list[Outcome]:
     outcomes: list[Outcome] = []
     thread = threading.Thread(
@@ -86,6 +95,7 @@ def test_a_worker_that_dies_mid_run_becomes_a_finding_and_is_replaced(tmp_path: 
         assert "ended unexpectedly (signal 9)" in outcome.findings[0].message
         after = _run(workers, tmp_path)
         assert after.result is not None
+        assert not worker.scratch.exists()
     finally:
         workers.close()
 
@@ -98,10 +108,15 @@ def test_a_run_that_does_not_stop_by_itself_is_killed(tmp_path: Path) -> None:
     try:
         outcomes = _in_background(workers, tmp_path / "a.cu", cancel)
         _wait(lambda: _children(worker.process.pid), "nvcc to start")
+        (nvcc,) = _children(worker.process.pid)
+        assert worker.scratch.is_dir()
         cancel.set()
         _wait(lambda: outcomes, "the outcome")
         assert outcomes[0].cancelled
         assert not worker.process.is_alive() and worker not in workers._idle
         assert workers.stopped_runs == 1
+        # the tools it ran and the files it wrote went with it
+        _wait(lambda: _gone(nvcc), "nvcc to be stopped", timeout_s=10.0)
+        assert not worker.scratch.exists()
     finally:
         workers.close()

@@ -14,12 +14,16 @@ an idle worker, preferably the one that last analysed the same document.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
 import os
 import queue
+import shutil
+import signal
 import sys
+import tempfile
 import threading
-import time
 import traceback
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -48,20 +52,24 @@ class AnalysisWorkers:
         self._spare = spare  # workers kept started ahead of the first run
         self._most_idle = most_idle
         self._idle: list[_Worker] = []
+        self._started: set[_Worker] = set()  # idle or busy, until stopped
         self._lock = threading.Lock()
         self._closed = False
         self.stopped_runs = 0  # runs stopped before they finished (for logs and tests)
+        atexit.register(self.close)  # also when the editor goes away without a shutdown
 
     def warm_up(self) -> None:
         """Start the spare workers now, so the first analysis does not wait for imports."""
         with self._lock:
-            while len(self._idle) < self._spare:
-                self._idle.append(_Worker.start())
+            while len(self._idle) < self._spare and not self._closed:
+                self._idle.append(self._new_worker())
 
     def run(
         self, uri: str, path: Path, text: str, settings: Settings, cancel: threading.Event
     ) -> Outcome:
         """Analyse in a worker; blocks until the outcome, or until `cancel` stops the run."""
+        if self._closed:
+            return Outcome(None, (), cancelled=True)
         worker = self._take(uri)
         outcome, reusable = worker.analyse(path, text, settings, cancel, self._grace_s)
         if outcome.cancelled:
@@ -70,25 +78,39 @@ class AnalysisWorkers:
         if reusable:
             self._give_back(worker)
         else:
-            worker.stop()
+            self._stop(worker)
         return outcome
 
     def close(self) -> None:
+        """Stop every worker, busy ones included (their runs end as failures)."""
         with self._lock:
             self._closed = True
-            idle, self._idle = self._idle, []
-        for worker in idle:
+            started, self._started, self._idle = list(self._started), set(), []
+        for worker in started:
             worker.stop()
+
+    def _new_worker(self) -> _Worker:
+        worker = _Worker.start()
+        self._started.add(worker)
+        return worker
+
+    def _stop(self, worker: _Worker) -> None:
+        with self._lock:
+            self._started.discard(worker)
+        worker.stop()
 
     def _take(self, uri: str) -> _Worker:
         with self._lock:
-            self._idle = [worker for worker in self._idle if worker.alive]
+            for gone in [worker for worker in self._idle if not worker.alive]:
+                self._idle.remove(gone)
+                self._started.discard(gone)
+                gone.stop()
             for index, worker in enumerate(self._idle):
                 if worker.last_uri == uri:
                     chosen = self._idle.pop(index)
                     break
             else:
-                chosen = self._idle.pop(0) if self._idle else _Worker.start()
+                chosen = self._idle.pop(0) if self._idle else self._new_worker()
             chosen.last_uri = uri
             return chosen
 
@@ -101,31 +123,38 @@ class AnalysisWorkers:
                 surplus = self._idle[: max(0, len(self._idle) - self._most_idle)]
                 del self._idle[: len(surplus)]
         for extra in surplus:
-            extra.stop()
+            self._stop(extra)
 
 
 class _Worker:
     """One worker process and the pipes to it."""
 
-    def __init__(self, process: BaseProcess, requests: Connection, results: Connection) -> None:
+    def __init__(
+        self, process: BaseProcess, requests: Connection, results: Connection, scratch: Path
+    ) -> None:
         self.process = process
         self.requests = requests
         self.results = results
+        self.scratch = scratch  # the worker's temporary files, removed with it
         self.last_uri: str | None = None
 
     @classmethod
     def start(cls) -> _Worker:
         # spawn, not fork: the server has threads, and a forked child would inherit their locks
         context = multiprocessing.get_context("spawn")
-        to_worker, requests = context.Pipe(duplex=False)
-        results, from_worker = context.Pipe(duplex=False)
+        receiving, requests = context.Pipe(duplex=False)
+        results, sending = context.Pipe(duplex=False)
+        scratch = Path(tempfile.mkdtemp(prefix="flipflop-worker-"))
         process = context.Process(
-            target=_serve, args=(to_worker, from_worker), name="flipflop-analysis", daemon=True
+            target=_serve,
+            args=(receiving, sending, scratch),
+            name="flipflop-analysis",
+            daemon=True,
         )
         process.start()
-        to_worker.close()
-        from_worker.close()
-        return cls(process, requests, results)
+        receiving.close()
+        sending.close()
+        return cls(process, requests, results, scratch)
 
     @property
     def alive(self) -> bool:
@@ -144,29 +173,32 @@ class _Worker:
             self.requests.send((path, text, settings))
         except (OSError, ValueError):
             return self._ended(), False
-        cancelled_at: float | None = None
-        while True:
+        while not cancel.is_set():
             try:
                 ready = self.results.poll(_POLL_S)
             except (OSError, ValueError):
                 return self._ended(), False
             if ready:
-                try:
-                    outcome: Outcome = self.results.recv()
-                except (EOFError, OSError):
-                    return self._ended(), False
-                return outcome, True
+                return self._answer()
             if not self.process.is_alive():
                 return self._ended(), False
-            if cancel.is_set():
-                if cancelled_at is None:
-                    cancelled_at = time.monotonic()
-                    try:
-                        self.requests.send(_CANCEL)
-                    except (OSError, ValueError):
-                        return Outcome(None, (), cancelled=True), False
-                elif time.monotonic() - cancelled_at > grace_s:
-                    return Outcome(None, (), cancelled=True), False  # stopped by the caller
+        # asked to stop: the worker has `grace_s` to answer by itself, else the caller stops it
+        try:
+            self.requests.send(_CANCEL)
+            stopped_by_itself = self.results.poll(grace_s) if grace_s > 0 else False
+        except (OSError, ValueError):
+            stopped_by_itself = False
+        if stopped_by_itself:
+            return self._answer()
+        return Outcome(None, (), cancelled=True), False
+
+    def _answer(self) -> tuple[Outcome, bool]:
+        """The outcome the worker has sent; a worker that sent one can take another run."""
+        try:
+            outcome: Outcome = self.results.recv()
+        except (EOFError, OSError):
+            return self._ended(), False
+        return outcome, True
 
     def _ended(self) -> Outcome:
         self.process.join(timeout=1.0)
@@ -178,21 +210,39 @@ class _Worker:
         )
 
     def stop(self) -> None:
+        """End the worker, the tools it runs (each in a session of its own) and its files."""
         for connection in (self.requests, self.results):
             connection.close()
-        if self.process.is_alive():
+        pid = self.process.pid
+        if self.process.is_alive() and pid is not None:
+            for tool in _children(pid):
+                with contextlib.suppress(OSError):
+                    os.killpg(tool, signal.SIGKILL)
             self.process.kill()
         self.process.join(timeout=5.0)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids of `pid`'s children (Linux; elsewhere none are known)."""
+    found: list[int] = []
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            found += [int(child) for child in children.read_text().split()]
+    return found
 
 
 # --------------------------------------------------------------------------- in the worker
 
 
-def _serve(requests: Connection, results: Connection) -> None:
+def _serve(requests: Connection, results: Connection, scratch: Path) -> None:
     """The worker's main loop: one analysis at a time; a listener thread takes cancellations."""
     # fd 1 is the server's channel to the editor: nothing in here may write to it
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    # temporary files (ours, nvcc's, ptxas's) go where the server removes them with the worker
+    os.environ["TMPDIR"] = str(scratch)
+    tempfile.tempdir = str(scratch)
     from flipflop.ptx.grammar import ptx_parser
 
     ptx_parser()  # built once per process, before the first run needs it
