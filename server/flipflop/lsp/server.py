@@ -241,10 +241,17 @@ def create_server() -> FlipflopServer:
     async def initialized(ls: FlipflopServer, params: lsp.InitializedParams) -> None:
         """Start a worker, fetch the workspace settings, then analyse what is already open."""
         ls.workers.warm_up()
+        before = ls.settings
         await ls.refresh_settings()
         for uri in list(ls.workspace.text_documents):
-            if uri not in ls.generations:  # not already opened (and analysed) meanwhile
+            # a document opened meanwhile is being analysed with the settings from before
+            if uri not in ls.generations or ls.settings != before:
                 await ls.analyse(uri)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: FlipflopServer, params: None) -> None:
+        """Stop the analysis workers before the editor's exit."""
+        ls.workers.close()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(
