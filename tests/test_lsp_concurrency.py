@@ -17,9 +17,10 @@ from lsprotocol import types as lsp
 
 from lsp_fixtures.harness import (
     HEADS,
-    REPO,
     RecordingClient,
+    big_attention_source,
     change_and_save,
+    descendants,
     diagnostics_for,
     open_document,
     running_server,
@@ -29,43 +30,7 @@ from lsp_fixtures.harness import (
 pytestmark = pytest.mark.usefixtures("cuda_toolchain")
 
 LAUNCH_LINE = 19  # 0-based line of `scale_heads<<<kNumHeads, 1024>>>` in heads.cu
-ATTENTION = REPO / "tests" / "corpus" / "attention_kv_cache_half.cu"
 _TOOLS = ("nvcc", "cicc", "ptxas", "cudafe++", "gcc", "cc1plus", "fatbinary")
-
-
-def _big_source(directory: Path) -> Path:
-    instances = [
-        f"template __global__ void decode_attention<{element}, {head_dim}, 8, 8>("
-        f"const {element}*, const {element}*, const {element}*, const int*, {element}*, "
-        "int, int, float);"
-        for element in ("__half", "__nv_bfloat16")
-        for head_dim in (128, 256, 384, 512)
-    ]
-    target = directory / "big_attention.cu"
-    target.write_text(ATTENTION.read_text() + "\n" + "\n".join(instances) + "\n")
-    return target
-
-
-def _descendants(pid: int) -> list[tuple[int, str]]:
-    """(pid, command name) of every process below `pid`, from /proc."""
-    children: dict[int, list[tuple[int, str]]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append((int(entry.name), name))
-    found: list[tuple[int, str]] = []
-    waiting = [pid]
-    while waiting:
-        for child in children.get(waiting.pop(), []):
-            found.append(child)
-            waiting.append(child[0])
-    return found
 
 
 def _server_pid(client: RecordingClient) -> int:
@@ -75,7 +40,7 @@ def _server_pid(client: RecordingClient) -> int:
 
 
 def _compiling(client: RecordingClient) -> bool:
-    return any(name.startswith(_TOOLS) for _, name in _descendants(_server_pid(client)))
+    return any(name.startswith(_TOOLS) for _, name in descendants(_server_pid(client)))
 
 
 def _analysing(client: RecordingClient, name: str) -> bool:
@@ -107,7 +72,7 @@ async def _in_python_phase(client: RecordingClient, name: str) -> None:
 async def test_other_documents_are_answered_while_a_big_analysis_runs(tmp_path: Path) -> None:
     small = tmp_path / "heads.cu"
     small.write_text(HEADS.read_text())
-    big = _big_source(tmp_path)
+    big = big_attention_source(tmp_path)
     async with running_server("visual-studio-code") as client:
         small_uri = open_document(client, small, small.read_text())
         await diagnostics_for(client, small_uri, version=1)
@@ -135,7 +100,7 @@ async def test_other_documents_are_answered_while_a_big_analysis_runs(tmp_path: 
 
 @pytest.mark.parametrize("phase", ["compiling", "modelling"])
 async def test_a_newer_save_stops_the_older_run(tmp_path: Path, phase: str) -> None:
-    big = _big_source(tmp_path)
+    big = big_attention_source(tmp_path)
     text = big.read_text()
     async with running_server("visual-studio-code") as client:
         uri = open_document(client, big, text)

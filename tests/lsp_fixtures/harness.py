@@ -23,6 +23,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parent
 HEADS = FIXTURES / "heads.cu"
+ATTENTION = REPO / "tests" / "corpus" / "attention_kv_cache_half.cu"
 SERVER_COMMAND = [sys.executable, "-m", "flipflop.lsp", "--stdio"]
 PRESETS = ("visual-studio-code", "neovim")
 # Generous: a loaded two-core machine compiles a small file in a few seconds.
@@ -193,3 +194,40 @@ def environment_without_nvcc(scratch: Path) -> tuple[list[str], dict[str, str]]:
     }
     env["PATH"] = "/usr/bin:/bin"
     return [str(python), "-m", "flipflop.lsp", "--stdio"], env
+
+
+def big_attention_source(directory: Path) -> Path:
+    """The corpus fp16/bf16 attention kernel for eight configurations: ~2 MB of PTX, seconds of
+    nvcc and seconds of parsing and modelling afterwards."""
+    instances = [
+        f"template __global__ void decode_attention<{element}, {head_dim}, 8, 8>("
+        f"const {element}*, const {element}*, const {element}*, const int*, {element}*, "
+        "int, int, float);"
+        for element in ("__half", "__nv_bfloat16")
+        for head_dim in (128, 256, 384, 512)
+    ]
+    target = directory / "big_attention.cu"
+    target.write_text(ATTENTION.read_text() + "\n" + "\n".join(instances) + "\n")
+    return target
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, command name) of every process below `pid`, from /proc."""
+    children: dict[int, list[tuple[int, str]]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        children.setdefault(parent, []).append((int(entry.name), name))
+    found: list[tuple[int, str]] = []
+    waiting = [pid]
+    while waiting:
+        for child in children.get(waiting.pop(), []):
+            found.append(child)
+            waiting.append(child[0])
+    return found
