@@ -40,6 +40,7 @@ class NoLaunchableConfig(ValueError):
 class Excluded:
     block: Dim3
     reason: str
+    params: tuple[tuple[str, int | float | str], ...] = ()  # the tunables, in a search space
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,10 @@ def _settle(
 ) -> Prediction:
     if current is None:
         return lowest
-    same = [p for p in within if p.block == current.block and p.power_limit_w is None]
+    same = [
+        p for p in within
+        if p.block == current.block and p.params == current.params and p.power_limit_w is None
+    ]
     if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
         return same[0]
     return lowest
@@ -345,7 +349,7 @@ def _recommend(
     ]
     if lowest is not None and lowest is not chosen:
         reasons[0] = (
-            f"Within {_TIE:.0%} of the lowest predicted energy (block {_shape(lowest.block)}), "
+            f"Within {_TIE:.0%} of the lowest predicted energy ({_config(lowest)}), "
             "a tie at the model's precision, so the launch as written is kept."
         )
     if chosen.power_limit_w is not None:
@@ -357,11 +361,12 @@ def _recommend(
     if heuristic is not None and vs_heuristic is not None:
         reasons.append(
             f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
-            f"(block {_shape(heuristic.block)}, {heuristic.occupancy:.0%} occupancy)."
+            f"({_config(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
         )
     if current is not None and vs_current is not None:
         reasons.append(
-            f"{_relative(vs_current)} the current launch (block {_shape(current.block)})."
+            f"{_relative(vs_current)} the current {'configuration' if current.params else 'launch'}"
+            f" ({_config(current)})."
         )
     return Recommendation(
         block=chosen.block,
@@ -396,7 +401,9 @@ def _shape(block: Dim3) -> str:
 
 def _config(prediction: Prediction) -> str:
     limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    return f"block {_shape(prediction.block)}{limit}"
+    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
+    described = tunables or f"block {_shape(prediction.block)}"
+    return f"{described}{limit}"
 
 
 def _seconds(value: float) -> str:
