@@ -19,6 +19,9 @@ SWEEP = "../shared/data/a100-pcie-fp32-clock-sweep.json (Kernel Tuner tutorial, 
 def spec(v, s): return {"value": v, "source": s, "kind": "spec"}
 def derived(v, s): return {"value": v, "source": s, "kind": "derived"}
 def measured(v, s): return {"value": v, "source": s, "kind": "measured"}
+def stated(p, key, v, s):
+    # A figure NVIDIA does not publish for this product is `derived` (p["derived"] names it); its source says how.
+    return derived(v, s) if key in p.get("derived", ()) else spec(v, s)
 
 ARCH = {
  # cc: threads/SM, blocks/SM, smem/SM, optin, unit, reserved, carveouts, barriers/SM (None below 9.0)
@@ -151,14 +154,14 @@ def profile(p):
       "compute_capability": spec(list(cc), f"{GUIDE}: CUDA GPUs list, {p['name']} = {cc[0]}.{cc[1]}"),
       "sms": spec(sms, p["src"] + f": {sms} SMs"),
       "limits": limits(cc),
-      "base_clock_mhz": spec(p["base"], p["clk_src"]),
-      "boost_clock_mhz": spec(boost, p["clk_src"]),
+      "base_clock_mhz": stated(p, "base", p["base"], p.get("base_src", p["clk_src"])),
+      "boost_clock_mhz": stated(p, "boost", boost, p["clk_src"]),
       "memory_bandwidth_gbs": bw,
-      "dram_peak_bandwidth_gbs": spec(bw_peak, p["bw_src"]),
-      "l2_bytes": spec(p["l2_mb"] * 1024 * 1024, p["l2_src"]),
+      "dram_peak_bandwidth_gbs": stated(p, "bw", bw_peak, p["bw_src"]),
+      "l2_bytes": stated(p, "l2", round(p["l2_mb"] * 1024 * 1024), p["l2_src"]),
       "rates": r,
       "power": power,
-      "tdp_w": spec(tdp, p["tdp_src"]),
+      "tdp_w": stated(p, "tdp", tdp, p["tdp_src"]),
       "power_limit_min_w": p["pl_min"],
       "power_limit_max_w": p["pl_max"],
       "dvfs_points": derived(dvfs, f"relative V(f) of the A100 clock sweep (gpu/dvfs.py on {SWEEP}: P0 = {c.idle_intercept_w:.2f} W from a line through the 3 lowest clocks, V/Vmax = sqrt(((P-P0)/f)/((Pmax-P0)/fmax))), clocks scaled by {boost}/1410 MHz; assumption: the same relative curve on this GPU"),
