@@ -11,15 +11,18 @@ from flipflop.commands.errors import print_error
 from flipflop.commands.launch_options import (
     add_compile_options,
     add_launch_options,
+    add_space_options,
     analysis_options,
     fraction_argument,
 )
+from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
 from flipflop.gpu.profiles import UnknownGpuError
 from flipflop.pipeline import analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
 from flipflop.report.table import analysis_to_table
+from flipflop.space.errors import SpaceError
 from flipflop.toolchain import ToolchainError
 
 # Sources above this size are refused rather than compiled (a generated file, a wrong path).
@@ -35,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("file", type=Path, metavar="FILE.cu")
     add_compile_options(parser)
     add_launch_options(parser)
+    add_space_options(parser)
+    parser.add_argument("--emit-kernel-tuner", type=Path, metavar="FILE",
+                        help="write the recommended configurations as a Kernel Tuner input")
     parser.add_argument("--slack", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="slowdown allowed vs the fastest configuration (default 0.05)")
     parser.add_argument("--power-limits", action="store_true",
@@ -65,14 +71,18 @@ def run(args: argparse.Namespace) -> int:
         print_error(path, 0, 0, f"not UTF-8 text ({error.reason} at byte {error.start})")
         return 1
     try:
-        result = analyze(path, text, analysis_options(args))
+        with progress_bar("compiling variants") as progress:
+            result = analyze(path, text, analysis_options(args), progress=progress)
     except UnknownGpuError as error:
         print(f"flipflop: error: {error}", file=sys.stderr)
+        return 1
+    except SpaceError as error:
+        print_error(path, 0, 0, str(error))
         return 1
     except ToolchainError as error:
         print_error(path, 0, 0, str(error))
         return 3
-    failed = not result.build.compile.ok
+    failed = result.failed
     for finding in compiler_findings(result.diagnostics, str(path)):
         if finding.severity == "error" or failed:
             print_error(path, finding.line, 0, finding.message, finding.severity)
