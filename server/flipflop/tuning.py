@@ -267,7 +267,7 @@ def analyze_space(
         return VariantJob(path, text, arch, compile_options, toolchain, backend, kernel_name)
 
     pool = PoolOptions(options.workers, compile_options.timeout_s, options.in_process)
-    backend = _backend(options.compiler, configurations[0], job, cache, pool, cancel)
+    backend, probed = _backend(options.compiler, configurations[0], job, cache, pool, cancel)
     analyses = analyze_variants([job(c, backend) for c in configurations], cache, pool,
                                 cancel=cancel, progress=progress)
     return _advise(
@@ -275,7 +275,8 @@ def analyze_space(
         SpaceReport(
             space=space, launch=launch, size=size, evaluated=len(configurations),
             variants=len({a.key for a in analyses}),
-            cached_variants=len({a.key for a in analyses if a.cached}),
+            # The compiler probe's variant came from this run, not from an earlier one.
+            cached_variants=len({a.key for a in analyses if a.cached and a.key not in probed}),
             compiler=backend, current=current, current_from=current_from,
             problem_from=problem_from, sample=options.sample, seed=options.seed,
             unused=unused, notes=tuple(notes),
@@ -308,18 +309,21 @@ def _backend(
     cache: DiskCache | None,
     pool: PoolOptions,
     cancel: threading.Event | None,
-) -> Backend:
-    """NVRTC when asked, or when it is installed and compiles the first configuration."""
+) -> tuple[Backend, frozenset[str]]:
+    """NVRTC when asked, or when it is installed and compiles the first configuration; and
+    the keys of the variants this probe compiled (unless they came from the cache)."""
     if wanted != "auto":
-        return wanted
+        return wanted, frozenset()
     if nvrtc_version() is None:
-        return "nvcc"
+        return "nvcc", frozenset()
     (tried,) = analyze_variants([job(probe, "nvrtc")], cache, pool, cancel=cancel)
+    fresh = frozenset() if tried.cached else frozenset({tried.key})
     if tried.ok:
-        return "nvrtc"
+        return "nvrtc", fresh
     # NVRTC compiles device code only: a source with host code (main, <vector>) needs nvcc.
     (fallback,) = analyze_variants([job(probe, "nvcc")], cache, pool, cancel=cancel)
-    return "nvcc" if fallback.ok else "nvrtc"
+    fresh |= frozenset() if fallback.cached else frozenset({fallback.key})
+    return ("nvcc" if fallback.ok else "nvrtc"), fresh
 
 
 def _advise(

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from flipflop.commands.errors import print_error
+from flipflop.commands.errors import print_error, print_file_error
 from flipflop.commands.launch_options import (
     add_compile_options,
     add_launch_options,
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"flipflop: error: {error}", file=sys.stderr)
         return 1
     except SpaceError as error:
-        print_error(path, 0, 0, str(error))
+        print_file_error(path, str(error))
         return 1
     except ToolchainError as error:
         print_error(path, 0, 0, str(error))
