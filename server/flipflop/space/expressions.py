@@ -135,10 +135,12 @@ def grammar_text() -> str:
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    # The basic lexer, not the contextual one: in a place where the grammar expects no keyword
+    # (`1 <= not 2`) the contextual lexer would read `not` as a name.
     return Lark(
         grammar_text(),
         parser="lalr",
-        lexer="contextual",
+        lexer="basic",
         propagate_positions=True,
         maybe_placeholders=False,
     )
