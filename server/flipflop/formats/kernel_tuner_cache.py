@@ -39,7 +39,12 @@ def read_kernel_tuner_cache(path: str | Path) -> MeasuredSpace:
 
 
 def parse_kernel_tuner_cache(text: str, path: str) -> MeasuredSpace:
-    data, complete = _load(text, path)
+    data, complete = load_cache_json(text, path)
+    return kernel_tuner_cache_from_json(data, path, complete)
+
+
+def kernel_tuner_cache_from_json(data: object, path: str, complete: bool = True) -> MeasuredSpace:
+    """The measured space of an already parsed cache (`complete`: it was properly closed)."""
     if not isinstance(data, dict):
         raise FormatError(path, f"not a Kernel Tuner cache: the file holds {describe_json(data)}")
     _check_is_cache(data, path)
@@ -74,7 +79,9 @@ def close_unfinished(text: str) -> str | None:
     return stripped + "}\n}"
 
 
-def _load(text: str, path: str) -> tuple[object, bool]:
+def load_cache_json(text: str, path: str) -> tuple[object, bool]:
+    """The JSON of `text`, closed first if Kernel Tuner had not finished writing it; and whether
+    it was complete."""
     try:
         return json.loads(text), True
     except json.JSONDecodeError as error:

@@ -48,7 +48,11 @@ _POWER_WORDS = {"watt": 1.0, "watts": 1.0, "milliwatt": 1e-3, "milliwatts": 1e-3
 
 
 def read_t4(path: str | Path, t1: T1Input) -> MeasuredSpace:
-    data = read_json(path)
+    return t4_from_json(read_json(path), path, t1)
+
+
+def t4_from_json(data: object, path: str | Path, t1: T1Input) -> MeasuredSpace:
+    """The measured space of already parsed T4 results, against their T1 file."""
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         hint = " (it looks like a Kernel Tuner cache)" if isinstance(data, dict) and \
             "cache" in data else ""
