@@ -45,8 +45,7 @@ from flipflop.space.values import (
     iterable,
 )
 
-__all__ = ["FUNCTIONS", "MAX_TEXT_LENGTH", "Env", "Expression", "Value", "parse_expression",
-           "truthy"]
+__all__ = ["FUNCTIONS", "MAX_TEXT_LENGTH", "Env", "Expression", "Value", "parse_expression"]
 
 _STATEMENT_WORDS = frozenset({
     "import", "from", "def", "class", "del", "global", "nonlocal", "return", "yield", "await",
@@ -120,10 +119,6 @@ def parse_expression(text: str) -> Expression:
         name_columns=tuple(names.items()),
         _fn=fn,
     )
-
-
-def truthy(value: Value) -> bool:
-    return bool(value)
 
 
 # ----------------------------------------------------------------------------- parsing
