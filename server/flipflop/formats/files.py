@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from flipflop.formats.errors import FormatError
 
-MAX_BYTES = 512 * 1024 * 1024  # read or decompressed; the largest measured cache is ~60 MB
+MAX_BYTES = 512 * 1024 * 1024  # read or decompressed; the largest measured cache is 16 MB
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 

@@ -4,8 +4,9 @@ The format, as `kernel_tuner.util.process_cache` and `store_cache` write it: an 
 `device_name`, `kernel_name`, `problem_size`, `tune_params_keys`, `tune_params`, `objective`
 (newer versions), `schema_version` (newer still) and `cache`, which maps
 ",".join(str(value) for each tunable in tune_params_keys order) to the measurement: the
-tunables' values, `time` (ms, the mean of `times`), `times` (ms, every run), and what observers
-added, such as `nvml_energy` (J) and `nvml_power` (W). A failed configuration has the string
+tunables' values, `time` (ms, as Kernel Tuner reports it: normally the mean of `times`),
+`times` (ms, every run), and what observers added, such as `nvml_energy` (J) and `nvml_power`
+(W). A failed configuration has the string
 "CompilationFailedConfig", "RuntimeFailedConfig" or "InvalidConfig" in place of the number.
 
 Kernel Tuner appends each entry as it is measured and closes the file only at the end, so a cache
