@@ -7,7 +7,8 @@ import pytest
 from flipflop.space.errors import ExpressionError, ExpressionZeroDivision
 from flipflop.space.expressions import FUNCTIONS, MAX_TEXT_LENGTH, parse_expression
 
-ENV = {"block_size_x": 32, "block_size_y": 8, "tile": 3, "name": "fast", "zero": 0, "f": 2.5}
+ENV = {"block_size_x": 32, "block_size_y": 8, "tile": 3, "name": "fast", "zero": 0, "f": 2.5,
+       "notx": 1, "inx": 2}
 
 
 def value(text: str, env: dict[str, object] | None = None) -> object:
@@ -89,6 +90,8 @@ def value(text: str, env: dict[str, object] | None = None) -> object:
         ("sum([1, 2, 3], 10)", 16),
         ("bool([]) or bool(0.0)", False),
         ("str(1.5) + str(True)", "1.5True"),
+        ("str([1, 'a', (2,), ()]) + str(range(3))", "[1, 'a', (2,), ()]range(0, 3)"),
+        ("notx + inx", 3),
     ],
 )
 def test_python_semantics(text: str, expected: object) -> None:
@@ -170,6 +173,11 @@ def test_expressions_compare_by_text() -> None:
         ("", "empty expression", 1),
         ("   ", "empty expression", 1),
         ("[1, 2][5]", "index out of range", 1),
+        # keywords are never names, wherever they appear
+        ("1 <= not 2", "unexpected 'not'", 6),
+        ("block_size_x + if", "unexpected 'if'", 16),
+        ("[x for in in (1,)]", "unexpected 'in'", 8),
+        ("str(['a' * 90000, 'b' * 20000])", "longer than 100000 characters", 1),
     ],
 )
 def test_bad_and_hostile_input_is_refused_with_a_column(

@@ -25,6 +25,8 @@ from flipflop.space.kernel_tuner import (
     instance_kernel_name,
     kernel_tuner_launch,
     kernel_tuner_search_space,
+    parse_launch_options,
+    split_option,
 )
 from flipflop.space.tunables import Configuration, parse_tune_option, tunables_from_tune_params
 from flipflop.toolchain import Toolchain
@@ -147,6 +149,20 @@ def test_launch_fields_are_checked() -> None:
         KernelTunerLaunch(problem_size=(1.5,))  # type: ignore[arg-type]
     with pytest.raises(SpaceError, match="not an identifier"):
         kernel_tuner_launch(1, block_size_names=["block size"])
+
+
+def test_launch_options_as_the_command_line_and_annotations_write_them() -> None:
+    launch = parse_launch_options("4096, 4096", grid_div_x="block_size_x,tile_size_x",
+                                  grid_div_y="max(block_size_y, 2) , 2", grid_div_z="",
+                                  block_size_names="MDIMC,NDIMC")
+    assert launch == kernel_tuner_launch((4096, 4096), ["block_size_x", "tile_size_x"],
+                                         ["max(block_size_y, 2)", 2], [], ["MDIMC", "NDIMC"])
+    assert parse_launch_options("n * 2").grid_div_x is None
+    assert split_option("a, 'x,y', f(b, [c, d])", "x") == ["a", "'x,y'", "f(b, [c, d])"]
+    with pytest.raises(SpaceError, match="empty entry"):
+        parse_launch_options("4096,,2")
+    with pytest.raises(SpaceError, match="problem size: no value"):
+        parse_launch_options(" ")
 
 
 # ----------------------------------------------------------------------------- defines, source

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from flipflop.space.operators import add
 from flipflop.space.values import (
     MAX_INT_BITS,
+    MAX_LENGTH,
     MAX_ROUND_DIGITS,
     Budget,
     Failure,
@@ -158,9 +159,34 @@ def _str(values: list[Value], column: int, budget: Budget) -> Value:
     if not values:
         return ""
     (value,) = values
-    if not isinstance(value, (bool, int, float, str)):
-        raise Failure(f"str() of a {type_name(value)} is not supported", column)
-    return str(value)
+    if isinstance(value, str):
+        return value
+    parts: list[str] = []
+    _write(value, parts, [MAX_LENGTH], column)
+    return "".join(parts)
+
+
+def _write(value: Value, parts: list[str], room: list[int], column: int) -> None:
+    """Python's repr of `value` into `parts`, refusing to write more than `room[0]` characters."""
+    if isinstance(value, (list, tuple)):
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+        _put(opening, parts, room, column)
+        for position, item in enumerate(value):
+            if position:
+                _put(", ", parts, room, column)
+            _write(item, parts, room, column)
+        if isinstance(value, tuple) and len(value) == 1:
+            _put(",", parts, room, column)
+        _put(closing, parts, room, column)
+    else:
+        _put(repr(value), parts, room, column)
+
+
+def _put(text: str, parts: list[str], room: list[int], column: int) -> None:
+    room[0] -= len(text)
+    if room[0] < 0:
+        raise Failure(f"string is longer than {MAX_LENGTH} characters", column)
+    parts.append(text)
 
 
 def _sum(values: list[Value], column: int, budget: Budget) -> Value:

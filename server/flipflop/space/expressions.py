@@ -45,8 +45,7 @@ from flipflop.space.values import (
     iterable,
 )
 
-__all__ = ["FUNCTIONS", "MAX_TEXT_LENGTH", "Env", "Expression", "Value", "parse_expression",
-           "truthy"]
+__all__ = ["FUNCTIONS", "MAX_TEXT_LENGTH", "Env", "Expression", "Value", "parse_expression"]
 
 _STATEMENT_WORDS = frozenset({
     "import", "from", "def", "class", "del", "global", "nonlocal", "return", "yield", "await",
@@ -122,10 +121,6 @@ def parse_expression(text: str) -> Expression:
     )
 
 
-def truthy(value: Value) -> bool:
-    return bool(value)
-
-
 # ----------------------------------------------------------------------------- parsing
 
 
@@ -135,10 +130,12 @@ def grammar_text() -> str:
 
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
+    # The basic lexer, not the contextual one: in a place where the grammar expects no keyword
+    # (`1 <= not 2`) the contextual lexer would read `not` as a name.
     return Lark(
         grammar_text(),
         parser="lalr",
-        lexer="contextual",
+        lexer="basic",
         propagate_positions=True,
         maybe_placeholders=False,
     )

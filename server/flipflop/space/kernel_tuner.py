@@ -219,6 +219,65 @@ def kernel_tuner_launch(
     )
 
 
+def parse_launch_options(
+    problem_size: str,
+    grid_div_x: str | None = None,
+    grid_div_y: str | None = None,
+    grid_div_z: str | None = None,
+    block_size_names: str | None = None,
+) -> KernelTunerLaunch:
+    """A launch from option text: `--problem-size 4096,4096`, `--grid-div-x block_size_x,tile`
+    (an empty text divides by 1; None keeps Kernel Tuner's default), `--block-size-names
+    MDIMC,NDIMC`. Entries are split at commas outside brackets and quotes, so an entry may be an
+    expression such as `max(n, 64)`."""
+    def divisors(text: str | None, axis: str) -> list[int | str] | None:
+        if text is None:
+            return None
+        return [_integer_or_text(entry) for entry in split_option(text, f"grid_div_{axis}", True)]
+
+    return kernel_tuner_launch(
+        [_integer_or_text(entry) for entry in split_option(problem_size, "problem size")],
+        divisors(grid_div_x, "x"),
+        divisors(grid_div_y, "y"),
+        divisors(grid_div_z, "z"),
+        None if block_size_names is None else split_option(block_size_names, "block size names"),
+    )
+
+
+def split_option(text: str, what: str, empty_allowed: bool = False) -> list[str]:
+    """`text` split at the commas that are outside brackets and quotes, entries stripped."""
+    if not text.strip():
+        if empty_allowed:
+            return []
+        raise SpaceError(f"{what}: no value")
+    entries: list[str] = []
+    current: list[str] = []
+    depth = 0
+    quote = ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            entries.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    entries.append("".join(current).strip())
+    if any(not entry for entry in entries):
+        raise SpaceError(f"{what} {text!r}: empty entry")
+    return entries
+
+
+def _integer_or_text(entry: str) -> int | str:
+    return int(entry) if entry.lstrip("+-").isdigit() else entry
+
+
 def format_value(value: ParamValue) -> str:
     """A value as Kernel Tuner writes it into cache keys: Python's `str()` (32, 0.5, True, abc)."""
     return str(value)
