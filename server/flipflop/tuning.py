@@ -25,6 +25,7 @@ from typing import Literal
 from flipflop.advice import Advice, Excluded
 from flipflop.advice.space import SpaceCandidate, advise_space
 from flipflop.analysis import KernelFeatures
+from flipflop.formats.tune_file import read_tune_file
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.resources import Resources
@@ -45,7 +46,6 @@ from flipflop.space.tunables import (
     Tunable,
     choose_indices,
     parse_tune_option,
-    tunables_from_tune_params,
 )
 from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
 from flipflop.toolchain.names import kernel_base_name
@@ -63,16 +63,21 @@ class SpaceOptions:
 
     tune: tuple[str, ...] = ()  # `NAME=V1,V2,…` or `NAME=A..B:STEP`
     tune_file: Path | None = None  # a Kernel Tuner `tune_params` JSON object
+    tunables: tuple[Tunable, ...] = ()  # already parsed (a measured space, a T1 file)
     restrictions: tuple[str, ...] = ()
     problem_size: tuple[str, ...] | None = None  # integers or expressions of the tunables
     grid_div: tuple[tuple[str, ...] | None, tuple[str, ...] | None, tuple[str, ...] | None] = (
         None, None, None,
     )
     block_size_names: tuple[str, ...] | None = None
+    # Launch semantics already built (a T1 file); the options above refine it.
+    launch: KernelTunerLaunch | None = None
     sample: int | None = None
     seed: int = 0
     # Exactly these configurations (what a measurement file measured); None: the whole space.
     configurations: tuple[Mapping[str, ParamValue], ...] | None = None
+    # Also evaluate the source's default configuration when it is not among those asked for.
+    include_current: bool = True
     compiler: Compiler = "auto"
     workers: int = 0  # 0: one per core
     use_cache: bool = True
@@ -80,7 +85,8 @@ class SpaceOptions:
 
     @property
     def given(self) -> bool:
-        return bool(self.tune or self.tune_file is not None or self.configurations is not None)
+        return bool(self.tune or self.tunables or self.tune_file is not None
+                    or self.configurations is not None)
 
 
 @dataclass(frozen=True)
@@ -135,9 +141,10 @@ def build_space(
     """The search space and launch semantics; raises `SpaceError` with the reason."""
     from flipflop.space.kernel_tuner import kernel_tuner_search_space
 
-    tunables: list[Tunable] = [parse_tune_option(spec) for spec in options.tune]
+    tunables: list[Tunable] = [*options.tunables]
+    tunables.extend(parse_tune_option(spec) for spec in options.tune)
     if options.tune_file is not None:
-        tunables.extend(_tune_file(options.tune_file))
+        tunables.extend(read_tune_file(options.tune_file))
     restrictions = list(options.restrictions)
     if not tunables and annotation is not None:
         tunables = [parse_tune_option(spec) for spec in annotation.tune]
@@ -147,42 +154,38 @@ def build_space(
         raise SpaceError("no tunables: give --tune NAME=VALUES or a `// flipflop: tune` annotation")
     space = kernel_tuner_search_space(tunables, restrictions, max_threads)
 
+    base = options.launch
     problem: Sequence[int | str] | None = options.problem_size
     origin: Literal["option", "annotation", "default"] = "option"
     if problem is None and annotation is not None and annotation.problem:
         problem, origin = annotation.problem.split(","), "annotation"
+    written = annotation.grid_div if annotation else (None, None, None)
     grid_div = [
-        list(option) if option is not None
-        else (written.split(",") if written else None)
-        for option, written in zip(
-            options.grid_div, annotation.grid_div if annotation else (None, None, None),
-            strict=True,
-        )
+        list(option) if option is not None else (text.split(",") if text else None)
+        for option, text in zip(options.grid_div, written, strict=True)
     ]
     names = options.block_size_names
     if names is None and annotation is not None and annotation.block_size_names:
         names = tuple(annotation.block_size_names.split(","))
-    if problem is None:
-        origin = "default"
-        problem = ()
     launch = kernel_tuner_launch(
-        [_integer_or_text(entry) for entry in problem] or [1],
+        [_integer_or_text(entry) for entry in problem or ()] or [1],
         grid_div[0], grid_div[1], grid_div[2], block_size_names=names,
     )
+    if base is not None:
+        # The given launch (a T1 file's) with whatever the options set on top of it.
+        launch = replace(
+            base,
+            problem_size=launch.problem_size if problem is not None else base.problem_size,
+            grid_div_x=launch.grid_div_x if grid_div[0] is not None else base.grid_div_x,
+            grid_div_y=launch.grid_div_y if grid_div[1] is not None else base.grid_div_y,
+            grid_div_z=launch.grid_div_z if grid_div[2] is not None else base.grid_div_z,
+            block_size_names=names if names is not None else base.block_size_names,
+        )
+        origin = "option"
+    elif problem is None:
+        origin = "default"
     launch.check(space.names)
     return space, launch, origin
-
-
-def _tune_file(path: Path) -> tuple[Tunable, ...]:
-    import json
-
-    try:
-        raw = json.loads(path.read_text())
-    except OSError as error:
-        raise SpaceError(f"{path}: cannot read ({error.strerror})") from None
-    except json.JSONDecodeError as error:
-        raise SpaceError(f"{path}:{error.lineno}:{error.colno}: not JSON ({error.msg})") from None
-    return tunables_from_tune_params(raw, str(path))
 
 
 def _integer_or_text(entry: str | int) -> int | str:
@@ -255,7 +258,10 @@ def analyze_space(
     configurations, size = _configurations(space, options)
     current, current_from = current_configuration(space, source)
     if current is not None and current not in configurations:
-        configurations = (current, *configurations)
+        if options.include_current:
+            configurations = (current, *configurations)
+        else:
+            current, current_from = None, ""
     unused = tuple(t.name for t in space.tunables if t.name not in source_text)
     if unused:
         notes.append(f"tunable(s) {', '.join(unused)} never appear in the source")

@@ -17,6 +17,7 @@ from flipflop.commands.launch_options import (
 )
 from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
+from flipflop.formats.errors import FormatError
 from flipflop.gpu.profiles import UnknownGpuError
 from flipflop.pipeline import analyze
 from flipflop.report.json_report import analysis_to_json
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except UnknownGpuError as error:
         print(f"flipflop: error: {error}", file=sys.stderr)
         return 1
-    except SpaceError as error:
+    except (SpaceError, FormatError) as error:
         print_file_error(path, str(error))
         return 1
     except ToolchainError as error:

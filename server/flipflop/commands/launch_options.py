@@ -97,7 +97,7 @@ def names_argument(text: str) -> tuple[str, ...]:
     return parts
 
 
-def _count(text: str) -> int:
+def count_argument(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -126,13 +126,13 @@ def add_space_options(parser: argparse.ArgumentParser) -> None:
                                 "divided by their product (default: the block size)")
     group.add_argument("--block-size-names", type=names_argument, metavar="X[,Y[,Z]]",
                        help="the tunables that give the block (default block_size_x,y,z)")
-    group.add_argument("--sample", type=_count, metavar="N",
+    group.add_argument("--sample", type=count_argument, metavar="N",
                        help="evaluate a seeded sample of N configurations")
     group.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed")
     group.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"), default="auto",
                        help="compile variants with NVRTC in-process or with nvcc (auto: NVRTC "
                             "when installed and the source is device code only)")
-    group.add_argument("--jobs", type=_count, metavar="N",
+    group.add_argument("--jobs", type=count_argument, metavar="N",
                        help="worker processes compiling variants (default: one per core)")
     group.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the cache of analysed variants")
