@@ -169,3 +169,24 @@ def test_a_space_needs_one_kernel(tmp_path: Path) -> None:
                       + '\nextern "C" __global__ void other(float* x) { x[0] = 1.0f; }\n')
     with pytest.raises(SpaceError, match="give --kernel"):
         analyze(source, None, AnalysisOptions(space=SpaceOptions(tune=("block_size_x=64",))))
+
+
+def test_the_shortlist_for_kernel_tuner_loads_back(tmp_path: Path) -> None:
+    from flipflop.formats.emit import read_kernel_tuner_input
+
+    shortlist = tmp_path / "shortlist.json"
+    report = _analyze_json(tmp_path, str(SCALE), "--gpu", "rtx3090", "--tune", SMALL[0],
+                           "--tune", SMALL[1], "--emit-kernel-tuner", str(shortlist))
+    kernel = report["kernels"][0]
+    recommended = [entry["params"] for entry in kernel["search"]["recommended_set"]]
+    loaded = read_kernel_tuner_input(shortlist)
+    assert [dict(c) for c in loaded.configurations] == recommended
+    assert loaded.kernel_name == "tiled_scale"
+    assert loaded.launch.grid_div_x is not None
+
+
+def test_a_shortlist_needs_a_space(tmp_path: Path) -> None:
+    done = _cli("analyze", str(CORPUS / "vector_add.cu"), "--emit-kernel-tuner",
+                str(tmp_path / "x.json"), cache=tmp_path / "cache")
+    assert done.returncode == 1
+    assert "needs a search space" in done.stderr and not (tmp_path / "x.json").exists()

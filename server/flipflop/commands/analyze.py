@@ -19,7 +19,7 @@ from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
 from flipflop.formats.errors import FormatError
 from flipflop.gpu.profiles import UnknownGpuError
-from flipflop.pipeline import analyze
+from flipflop.pipeline import AnalysisResult, analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
 from flipflop.report.table import analysis_to_table
@@ -51,6 +51,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--min-saving", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="sarif: report launches whose saving is at least this")
     parser.set_defaults(run=run)
+
+
+def emit_shortlist(result: AnalysisResult, path: Path) -> None:
+    """Write the recommended set of the (first) kernel with a search space for Kernel Tuner."""
+    from flipflop.formats.emit import kernel_tuner_input, write_kernel_tuner_input
+
+    for kernel in result.kernels:
+        launch = kernel.primary
+        space = launch.space
+        if space is None:
+            continue
+        shortlist = [dict(p.params) for p in launch.advice.recommended_set
+                     if p.power_limit_w is None]
+        spec = kernel_tuner_input(space.space, space.launch, shortlist,
+                                  kernel.info.display_name.split("(")[0], result.path)
+        write_kernel_tuner_input(path, spec)
+        return
+    raise SpaceError("--emit-kernel-tuner needs a search space: give --tune or a "
+                     "`// flipflop: tune` annotation")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(analysis_to_table(result, args.all))
     for note in result.notes:
         print(f"flipflop: note: {note}", file=sys.stderr)
+    if args.emit_kernel_tuner is not None:
+        try:
+            emit_shortlist(result, args.emit_kernel_tuner)
+        except (SpaceError, FormatError) as error:
+            print_file_error(args.emit_kernel_tuner, str(error))
+            return 1
     if args.kernel is not None and not result.kernels:
         return 1
     return 0
