@@ -152,9 +152,10 @@ def summary(results: list[tuple[Dataset, dict[str, object]]]) -> list[str]:
         f"- measured optimum inside the recommended set: **{100 * statistics.mean(hits):.0f}%** "
         f"of files (goal ≥ 80%); recommended set: median "
         f"{100 * (1 - statistics.median(reduction)):.1f}% of the space (goal ≤ 10%)",
-        f"- regret median of NVIDIA's occupancy heuristic {100 * statistics.median(heuristic):.1f}%,"
-        f" of the most-threads baseline {100 * statistics.median(naive):.1f}%; FlipFlop's regret "
-        f"is at most both baselines' in {better} of {len(results)} files",
+        "- regret median of NVIDIA's occupancy heuristic "
+        f"{100 * statistics.median(heuristic):.1f}%, of the most-threads baseline "
+        f"{100 * statistics.median(naive):.1f}%; FlipFlop's regret is at most both baselines' "
+        f"in {better} of {len(results)} files",
     ]
 
 
@@ -176,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{dataset.folder}/{path.name}: ρ {result['metrics']}", file=sys.stderr)
             results.append((dataset, result))
     notes = [f"- {d.folder}: {d.note}" for d in DATASETS if d.note]
-    command = f"`.venv/bin/python scripts/validate_all.py --sample {args.sample} --seed {args.seed}`"
+    command = (f"`.venv/bin/python scripts/validate_all.py --sample {args.sample} "
+               f"--seed {args.seed}`")
     text = "\n".join([
         "# Validation against measured search spaces",
         "",
