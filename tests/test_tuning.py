@@ -190,3 +190,26 @@ def test_a_shortlist_needs_a_space(tmp_path: Path) -> None:
                 str(tmp_path / "x.json"), cache=tmp_path / "cache")
     assert done.returncode == 1
     assert "needs a search space" in done.stderr and not (tmp_path / "x.json").exists()
+
+
+def test_a_template_kernel_is_tuned_through_its_arguments(tmp_path: Path) -> None:
+    # SGEMM_CUDA style: tile sizes are template arguments; the host function's launch with
+    # local constants (64, 64, 8, 8, block (64 * 64) / 8) is the configuration as written.
+    source = CORPUS / "templated_sgemm.cu"
+    (kernel,) = _analyze_json(
+        tmp_path, str(source), "--gpu", "rtx3090", "--kernel", "sgemm1D<bm, bn, 8, tm>",
+        "--tune", "bm=32,64", "--tune", "bn=64", "--tune", "tm=8",
+        "--tune", "block_size_x=256,512", "--restrict", "block_size_x == bm * bn // tm",
+        "--problem-size", "4096,4096", "--grid-div-x", "bn", "--grid-div-y", "bm",
+        "--param", "M=4096", "--param", "N=4096", "--param", "K=4096",
+    )["kernels"]
+    space = kernel["space"]
+    assert space["current"] == {"bm": 64, "bn": 64, "tm": 8, "block_size_x": 512}
+    assert space["current_from"] == "launch site"
+    # Host code (the launch) needs nvcc: NVRTC compiles device code only.
+    assert space["compiler"] == "nvcc" and space["unused_tunables"] == []
+    by_bm = {c["params"]["bm"]: c for c in kernel["configs"]}
+    assert set(by_bm) == {32, 64}
+    # Each configuration is its own instantiation: the smaller tile holds less shared memory.
+    assert by_bm[32]["block"] == [256, 1, 1] and by_bm[64]["block"] == [512, 1, 1]
+    assert kernel["display_name"].startswith("void sgemm1D<")

@@ -16,6 +16,7 @@ each tunable's first value.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,11 @@ from flipflop.resources import Resources
 from flipflop.source.model import Annotation, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
-from flipflop.space.kernel_tuner import KernelTunerLaunch, kernel_tuner_launch
+from flipflop.space.kernel_tuner import (
+    KernelTunerLaunch,
+    instance_kernel_name,
+    kernel_tuner_launch,
+)
 from flipflop.space.problem import (
     DEFAULT_THREADS_1D,
     DEFAULT_THREADS_2D,
@@ -48,7 +53,6 @@ from flipflop.space.tunables import (
     parse_tune_option,
 )
 from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
-from flipflop.toolchain.names import kernel_base_name
 from flipflop.variants.analyze import Backend, VariantAnalysis, VariantJob
 from flipflop.variants.cache import DiskCache, default_cache
 from flipflop.variants.nvrtc import nvrtc_version
@@ -130,7 +134,8 @@ def space_annotation(
         annotation = candidate.annotation
         if annotation is None or not annotation.tunes:
             continue
-        if kernel is None or kernel in (candidate.name, candidate.qualified_name):
+        wanted = kernel.split("<", 1)[0].strip() if kernel is not None else None
+        if wanted is None or wanted in (candidate.name, candidate.qualified_name):
             return candidate, annotation
     return None
 
@@ -198,13 +203,74 @@ def _integer_or_text(entry: str | int) -> int | str:
         return text
 
 
+@dataclass(frozen=True)
+class _TemplateKernel:
+    """A kernel tuned through its template arguments: `--kernel 'sgemm<BM,BN,8>'`."""
+
+    name: str
+    parameter_types: tuple[str, ...]
+
+    @classmethod
+    def of(cls, kernel_name: str, source: SourceFile) -> _TemplateKernel | None:
+        if "<" not in kernel_name:
+            return None
+        base = kernel_name.split("<", 1)[0].strip()
+        kernel = source.kernel(base)
+        if kernel is None or not kernel.template_parameters:
+            raise SpaceError(f"{base} is not a kernel template in this file")
+        return cls(base, tuple(p.type for p in kernel.parameters))
+
+    def instantiation(self, instance: str) -> str:
+        """The explicit instantiation that makes nvcc emit `instance` (appended to the source)."""
+        return f"\ntemplate __global__ void {instance}({', '.join(self.parameter_types)});\n"
+
+
+def template_arguments(kernel_name: str) -> tuple[str, ...]:
+    """`sgemm<BM, BN, 8>` -> ("BM", "BN", "8")."""
+    inside = kernel_name.partition("<")[2].rpartition(">")[0]
+    return tuple(part.strip() for part in inside.split(",")) if inside else ()
+
+
+def _launched_values(
+    space: SearchSpace, source: SourceFile, kernel_name: str, block_names: Sequence[str]
+) -> dict[str, ParamValue]:
+    """Tunables that a launch of the template in the file instantiates with constants
+    (`sgemm<BM, BN><<<…, (BM * BN) / TM>>>` with `const uint BM = 128;`): the template
+    arguments, and the block for the block-size tunables. That launch is the current one."""
+    pattern = template_arguments(kernel_name)
+    if not pattern:
+        return {}
+    base = kernel_name.split("<", 1)[0].strip()
+    for site in source.launches_of(base):
+        found: dict[str, ParamValue] = {}
+        for name, value in zip(pattern, site.template_values, strict=False):
+            if name in space.names and value is not None:
+                found[name] = value
+        if not found:
+            continue
+        block = site.block_folded.value
+        if block is not None:
+            for name, extent in zip(block_names, block, strict=False):
+                if name in space.names:
+                    found.setdefault(name, extent)
+        return found
+    return {}
+
+
 def current_configuration(
-    space: SearchSpace, source: SourceFile
+    space: SearchSpace, source: SourceFile, kernel_name: str = "",
+    block_names: Sequence[str] = (),
 ) -> tuple[Configuration | None, str]:
-    """The source's defaults for the tunables (`#ifndef` definitions), else the first values."""
+    """The configuration the source runs as written: template arguments of a launch of the
+    kernel, else the tunables' defaults (`#ifndef` definitions), else their first values."""
     values: dict[str, ParamValue] = {}
     from_source = False
+    launched = _launched_values(space, source, kernel_name, block_names)
     for tunable in space.tunables:
+        if tunable.name in launched:
+            values[tunable.name] = _matching(tunable, launched[tunable.name])
+            from_source = True
+            continue
         definition = source.default_of(tunable.name)
         chosen = tunable.values[0]
         if definition is not None:
@@ -216,7 +282,13 @@ def current_configuration(
     configuration = space.configuration(values)
     if not space.satisfies(configuration):
         return None, ""
-    return configuration, "source defaults" if from_source else "first values"
+    origin = "launch site" if launched else "source defaults"
+    return configuration, origin if from_source else "first values"
+
+
+def _matching(tunable: Tunable, value: ParamValue) -> ParamValue:
+    """The tunable's own spelling of `value` (64 for 64.0), or `value` when it is not listed."""
+    return next((v for v in tunable.values if v == value), value)
 
 
 def analyze_space(
@@ -256,21 +328,29 @@ def analyze_space(
             "assumed (--problem-size or `// flipflop: problem=…` pins it)"
         )
     configurations, size = _configurations(space, options)
-    current, current_from = current_configuration(space, source)
+    current, current_from = current_configuration(
+        space, source, kernel_name, launch.block_names(space.names)
+    )
     if current is not None and current not in configurations:
         if options.include_current:
             configurations = (current, *configurations)
         else:
             current, current_from = None, ""
-    unused = tuple(t.name for t in space.tunables if t.name not in source_text)
+    unused = _unused_tunables(space, launch, source_text, kernel_name)
     if unused:
         notes.append(f"tunable(s) {', '.join(unused)} never appear in the source")
     if cache is None and options.use_cache:
         cache = default_cache()
 
+    template = _TemplateKernel.of(kernel_name, source)
+
     def job(configuration: Configuration, backend: Backend) -> VariantJob:
         text = launch.prepare_source(configuration, source_text)
-        return VariantJob(path, text, arch, compile_options, toolchain, backend, kernel_name)
+        wanted = kernel_name
+        if template is not None:
+            wanted = instance_kernel_name(kernel_name, configuration)
+            text += template.instantiation(wanted)
+        return VariantJob(path, text, arch, compile_options, toolchain, backend, wanted)
 
     pool = PoolOptions(options.workers, compile_options.timeout_s, options.in_process)
     backend, probed = _backend(options.compiler, configurations[0], job, cache, pool, cancel)
@@ -289,6 +369,19 @@ def analyze_space(
         ),
         slack=slack, power_limits=power_limits,
     )
+
+
+def _unused_tunables(
+    space: SearchSpace, launch: KernelTunerLaunch, source_text: str, kernel_name: str
+) -> tuple[str, ...]:
+    """Tunables nothing reads: not the source, the kernel's template arguments, the block or
+    the grid (a typo, or a parameter the kernel lost)."""
+    used = set(template_arguments(kernel_name)) | set(launch.block_names(space.names))
+    for entry in (*launch.problem_size, *(d for ds in launch.grid_divs for d in ds or ())):
+        if not isinstance(entry, int):
+            used |= entry.names
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", source_text))
+    return tuple(t.name for t in space.tunables if t.name not in used and t.name not in words)
 
 
 def _configurations(
@@ -346,7 +439,7 @@ def _advise(
     slack: float,
     power_limits: bool,
 ) -> SpaceAnalysis:
-    source_kernel = source.kernel(kernel_base_name(kernel_name))
+    source_kernel = source.kernel(kernel_name.split("<", 1)[0].strip())
     candidates: list[SpaceCandidate] = []
     excluded: list[Excluded] = []
     standing: dict[Configuration, tuple[VariantAnalysis, int]] = {}
