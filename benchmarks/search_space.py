@@ -1,83 +1,123 @@
-"""Search-space enumeration and cache reading, each beside a baseline measured in the same run.
+"""Configurations analysed per second over a search space, against sequential `nvcc -ptx`.
 
-    .venv/bin/python benchmarks/search_space.py [--repeat 5]
+    .venv/bin/python benchmarks/search_space.py [--count 300] [--seed 1] [--compare 24]
 
-1. Enumerating GEMM's space (82,944 configurations before the restrictions of tune_gemm.py.txt,
-   17,472 after): SearchSpace tests each restriction as soon as the values it names are set;
-   the baseline filters the whole product, every restriction on every configuration, as
-   Kernel Tuner's brute-force builder does. Both use the same evaluator and give the same list.
-2. Reading the largest measured cache (GEMM, RTX 2080 Ti): the typed reader beside `json.loads`
-   of the same text, the least any reader must do.
+Takes a seeded sample of `--count` configurations of the measured convolution space
+(../shared/data/measured/convolution, the tune script's parameters), and times in this run:
 
-Times are process CPU time, best of --repeat; the two sides alternate so both see the same
-load on a shared machine.
+1. the baseline: `nvcc -ptx` of each configuration's source (Kernel Tuner's `#define`s), one
+   after the other — what a tuner that compiles everything pays before measuring anything;
+2. FlipFlop cold: `flipflop analyze`'s search over the same configurations from an empty
+   variant cache (compile, ptxas's resources, parse, features, model; worker processes);
+3. FlipFlop warm: the same again, every variant from the cache.
+
+It prints configurations per second and the ratios against the baseline (goals on 2 cores:
+cold ≥ 3×, warm ≥ 50×), and, on `--compare` configurations compiled one at a time in this
+process, the cost of one variant with NVRTC against nvcc + ptxas.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from flipflop.formats.files import read_text
-from flipflop.formats.kernel_tuner_cache import parse_kernel_tuner_cache
-from flipflop.space.expressions import parse_expression
-from flipflop.space.tunables import SearchSpace, search_space
+from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
+from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.space.kernel_tuner import kernel_tuner_launch
+from flipflop.space.tunables import Configuration, choose_indices
+from flipflop.toolchain import CompileOptions, find_toolchain
+from flipflop.tuning import SpaceOptions
+from flipflop.variants.analyze import Backend, VariantJob, analyze_variant
 
 MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
-GEMM_RESTRICTIONS = [
-    "KWG % KWI == 0", "MWG % (MDIMC * VWM) == 0", "NWG % (NDIMC * VWN) == 0",
-    "MWG % (MDIMA * VWM) == 0", "NWG % (NDIMB * VWN) == 0",
-    "KWG % ((MDIMC * NDIMC)/MDIMA) == 0", "KWG % ((MDIMC * NDIMC)/NDIMB) == 0",
-    "not (MWG == 128 and NWG == 128 and MDIMC == 8 and NDIMC == 8)",
-]
+CONVOLUTION = MEASURED / "convolution"
+LAUNCH = kernel_tuner_launch((4096, 4096), ("block_size_x", "tile_size_x"),
+                             ("block_size_y", "tile_size_y"))
+ARCH = "sm_86"
+COLD_GOAL, WARM_GOAL = 3.0, 50.0
 
 
-def _cpu(action: Callable[[], object]) -> float:
-    start = time.process_time()
-    action()
-    return time.process_time() - start
+def sample(count: int, seed: int) -> list[Configuration]:
+    measured = read_kernel_tuner_cache(CONVOLUTION / "RTX_3090.json.gz").succeeded
+    return [measured[i].config for i in choose_indices(len(measured), count, seed)]
 
 
-def _filter_whole_product(space: SearchSpace) -> list[tuple[object, ...]]:
-    names = space.names
-    kept = []
-    for values in itertools.product(*(tunable.values for tunable in space.tunables)):
-        env = dict(zip(names, values, strict=True))
-        if all(restriction.evaluate(env) for restriction in space.restrictions):
-            kept.append(values)
-    return kept
+def nvcc_baseline(configurations: list[Configuration], nvcc: str) -> float:
+    source = (CONVOLUTION / "convolution.cu").read_text()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        for index, configuration in enumerate(configurations):
+            path = Path(scratch) / f"c{index}.cu"
+            path.write_text(LAUNCH.prepare_source(configuration, source))
+            subprocess.run([nvcc, "-ptx", "-lineinfo", f"-arch={ARCH}", "-std=c++11",
+                            "-o", str(path.with_suffix(".ptx")), str(path)], check=True)
+    return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    arguments = parser.parse_args()
+def flipflop_search(configurations: list[Configuration], cache: Path) -> float:
+    measured = read_kernel_tuner_cache(CONVOLUTION / "RTX_3090.json.gz")
+    options = AnalysisOptions(
+        gpu="rtx3090", arch=ARCH, kernel="convolution_kernel", std="c++11",
+        space=SpaceOptions(tunables=measured.tunables, configurations=tuple(configurations),
+                           launch=LAUNCH, include_current=False),
+    )
+    os.environ["FLIPFLOP_CACHE_DIR"] = str(cache)
+    started = time.perf_counter()
+    result = analyze(CONVOLUTION / "convolution.cu", None, options)
+    elapsed = time.perf_counter() - started
+    report = result.kernels[0].primary.space
+    assert report is not None and report.evaluated == len(configurations)
+    return elapsed
 
-    text = read_text(MEASURED / "gemm" / "RTX_2080_Ti.json.gz")
-    tunables = parse_kernel_tuner_cache(text, "gemm").tunables
-    restrictions = tuple(parse_expression(r) for r in GEMM_RESTRICTIONS)
-    expected = _filter_whole_product(SearchSpace(tunables, restrictions))
-    assert [c.as_tuple() for c in search_space(tunables, restrictions)] == expected
 
-    pruned, whole, typed, plain = [], [], [], []
-    for _ in range(arguments.repeat):
-        pruned.append(_cpu(lambda: search_space(tunables, restrictions).configurations))
-        whole.append(_cpu(lambda: _filter_whole_product(SearchSpace(tunables, restrictions))))
-        typed.append(_cpu(lambda: parse_kernel_tuner_cache(text, "gemm")))
-        plain.append(_cpu(lambda: json.loads(text)))
-    print(f"GEMM space, {len(expected)} of 82944 configurations")
-    print(f"  pruned enumeration      {min(pruned):7.3f} s")
-    print(f"  filtered whole product  {min(whole):7.3f} s   (baseline)")
-    print(f"  ratio                   {min(pruned) / min(whole):7.2f}")
-    print(f"GEMM cache, {len(text) / 1e6:.1f} MB of JSON")
-    print(f"  typed reader            {min(typed):7.3f} s")
-    print(f"  json.loads              {min(plain):7.3f} s   (baseline)")
-    print(f"  ratio                   {min(typed) / min(plain):7.2f}")
+def per_variant(configurations: list[Configuration], backend: Backend) -> float:
+    source_path = CONVOLUTION / "convolution.cu"
+    source = source_path.read_text()
+    toolchain = find_toolchain()
+    started = time.perf_counter()
+    for configuration in configurations:
+        job = VariantJob(source_path, LAUNCH.prepare_source(configuration, source), ARCH,
+                         CompileOptions(std="c++11"), toolchain, backend, "convolution_kernel")
+        assert analyze_variant(job, None).ok
+    return (time.perf_counter() - started) / len(configurations)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--compare", type=int, default=24,
+                        help="configurations for the NVRTC/nvcc comparison (0: skip)")
+    args = parser.parse_args(argv)
+    if not CONVOLUTION.is_dir():
+        print(f"error: {CONVOLUTION} is not checked out", file=sys.stderr)
+        return 1
+    configurations = sample(args.count, args.seed)
+    nvcc = str(find_toolchain().nvcc)
+    print(f"{len(configurations)} configurations of the convolution space, {os.cpu_count()} cores")
+    baseline = nvcc_baseline(configurations, nvcc)
+    with tempfile.TemporaryDirectory() as cache:
+        cold = flipflop_search(configurations, Path(cache))
+        warm = flipflop_search(configurations, Path(cache))
+    count = len(configurations)
+    print(f"  sequential nvcc -ptx   {baseline:8.1f} s  {count / baseline:8.2f} configs/s")
+    print(f"  flipflop, cold cache   {cold:8.1f} s  {count / cold:8.2f} configs/s  "
+          f"{baseline / cold:6.1f}x the baseline (goal >= {COLD_GOAL:.0f}x)")
+    print(f"  flipflop, warm cache   {warm:8.2f} s  {count / warm:8.1f} configs/s  "
+          f"{baseline / warm:6.1f}x the baseline (goal >= {WARM_GOAL:.0f}x)")
+    if args.compare:
+        subset = configurations[: args.compare]
+        with_nvrtc = per_variant(subset, "nvrtc")
+        with_nvcc = per_variant(subset, "nvcc")
+        print(f"  one variant, one process: NVRTC {with_nvrtc:.2f} s, nvcc + ptxas "
+              f"{with_nvcc:.2f} s ({with_nvcc / with_nvrtc:.2f}x)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
