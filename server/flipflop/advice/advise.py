@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
 from flipflop.analysis.work import ThreadWork
@@ -195,23 +196,8 @@ def _settle(
     return lowest
 
 
-# Shapes whose useful work differs from the reference by more than this do a different job.
-_WORK_TOLERANCE = 0.02
-
-
-def _useful_work(work: ThreadWork, shape: LaunchShape) -> float:
-    """The launch's useful work: arithmetic, memory traffic and atomics of all its threads."""
-    per_thread = (
-        work.flops
-        + work.global_load_bytes
-        + work.global_store_bytes
-        + work.shared_accesses
-        + work.atomics
-        + work.async_copy_bytes
-    )
-    if per_thread <= 0.0:
-        per_thread = work.instructions * work.active_fraction
-    return per_thread * shape.threads
+# Shapes whose coverage differs from the reference by more than this do a different job.
+_COVERAGE_TOLERANCE = 0.02
 
 
 def _conserving_work(
@@ -221,45 +207,43 @@ def _conserving_work(
     work_for: Callable[[LaunchShape], ThreadWork],
     dynamic_smem_bytes: int,
 ) -> dict[Dim3, _Evaluated | Excluded]:
-    """With a fixed grid, keep only the shapes that do the same work as the launch as written.
+    """With a fixed grid, keep only the shapes that write the same output and read all of the
+    input of the launch as written (`flipflop.advice.coverage`).
 
-    A fixed grid means the block decides how much gets done: fewer threads than a guard's bound
-    skip elements, more threads than the data hold write past it. Neither is a cheaper way to
-    do the same job, so such shapes are excluded with the reason (the reference is the current
-    launch, else the shape doing the most work).
+    Fewer threads than a guard's bound skip elements (less output, or less input read); more
+    threads than the data hold write past it, which only counts when every axis is fixed
+    (covered axes round up to whole blocks). The reference is the current launch, else the
+    shape that writes the most.
     """
-    totals = {
-        block: _useful_work(o.work, o.prepared.shape)
+    covered = {
+        block: coverage(o.work, o.prepared.shape)
         for block, o in outcomes.items()
         if isinstance(o, _Evaluated)
     }
-    if not totals:
+    if not covered:
         return outcomes
-    reference = max(totals.values())
     if current_block is not None:
         shape = LaunchShape(current_block, problem.grid_for(current_block), dynamic_smem_bytes)
-        reference = _useful_work(work_for(shape), shape)
-    if reference <= 0.0:
+        reference = coverage(work_for(shape), shape)
+    else:
+        reference = max(covered.values(), key=lambda c: (c.written_bytes, c.read_bytes))
+    if reference.written_bytes <= 0.0:
         return outcomes
+    low, high = 1.0 - _COVERAGE_TOLERANCE, 1.0 + _COVERAGE_TOLERANCE
     kept: dict[Dim3, _Evaluated | Excluded] = {}
     for block, outcome in outcomes.items():
-        total = totals.get(block)
-        # Covered axes round up to whole blocks, so doing a little more is only wrong when
-        # every axis is fixed.
-        too_little = total is not None and total < reference * (1.0 - _WORK_TOLERANCE)
-        too_much = (
-            total is not None
-            and problem.grid is not None
-            and total > reference * (1.0 + _WORK_TOLERANCE)
-        )
-        if total is not None and (too_little or too_much):
-            kept[block] = Excluded(
-                block,
-                f"with the grid fixed, {volume(block)} threads per block do {total / reference:.0%}"
-                " of the work of the launch as written",
-            )
-        else:
-            kept[block] = outcome
+        found = covered.get(block)
+        reason = None
+        if found is not None:
+            written = found.written_bytes / reference.written_bytes
+            read = found.read_bytes / reference.read_bytes if reference.read_bytes > 0 else 1.0
+            if written < low or (problem.grid is not None and written > high):
+                reason = (f"with the grid fixed, {volume(block)} threads per block write "
+                          f"{written:.0%} of the output of the launch as written")
+            elif read < low:
+                reason = (f"with the grid fixed, {volume(block)} threads per block read "
+                          f"{read:.0%} of the input of the launch as written")
+        kept[block] = Excluded(block, reason) if reason is not None else outcome
     return kept
 
 

@@ -97,10 +97,12 @@ class KernelFeatures:
         block = shape.block
         site_work: list[SiteWork] = []
         sums: dict[str, float] = {}
+        factors = self.factors
         for site in self.sites:
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
+            guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
             evaluated = evaluate_site(site, block, env)
-            work = _site_work(site, evaluated, weight)
+            work = _site_work(site, evaluated, weight, guarded)
             site_work.append(work)
             _accumulate(sums, site, work)
 
@@ -309,7 +311,7 @@ def _note_assumptions(summary: FunctionSummary, assumptions: list[str]) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _site_work(site: StaticSite, shape: SiteShape, weight: float) -> SiteWork:
+def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float) -> SiteWork:
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
@@ -323,6 +325,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float) -> SiteWork:
         sectors=sectors,
         bank_conflict_degree=shape.bank_conflict_degree,
         stride_bytes=shape.stride_bytes,
+        guard_fraction=min(1.0, max(0.0, guarded)),
     )
 
 

@@ -28,6 +28,9 @@ class SiteWork:
     sectors: float  # 32-byte DRAM/L2 sectors per thread after coalescing (global/local)
     bank_conflict_degree: float  # shared memory: wavefronts per warp request (1 = conflict-free)
     stride_bytes: int | None = None  # lane-to-lane stride when known
+    # Fraction of launched threads that pass the guards around the site: `accesses` divided by
+    # it is what one executing thread does.
+    guard_fraction: float = 1.0
 
 
 @dataclass(frozen=True)
