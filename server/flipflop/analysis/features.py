@@ -135,6 +135,7 @@ class KernelFeatures:
             divergent_branches=totals[oc.DIVERGENT_BRANCHES],
             active_fraction=min(1.0, max(0.0, active)),
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
+            static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
             sites=tuple(site_work),
             idle_lines=tuple(idle_lines),
             divergence_lines=self.divergence_lines,

@@ -59,6 +59,9 @@ class ThreadWork:
     divergent_branches: float
     active_fraction: float  # fraction of launched threads that do the guarded main work
     async_copy_bytes: float = 0.0  # cp.async / TMA bytes
+    # PTX instructions of the kernel as written (callees included), each counted once: with
+    # `instructions` it says how often an instruction of the code runs on average.
+    static_instructions: float = 0.0
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
