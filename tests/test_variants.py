@@ -14,7 +14,7 @@ from flipflop.variants.nvrtc import nvrtc_version
 from flipflop.variants.pool import PoolOptions, analyze_variants
 
 CORPUS = Path(__file__).parent / "corpus"
-SOURCE = CORPUS / "tunable_scale.cu"
+SOURCE = Path(__file__).parent / "kernel_tuner" / "tunable_scale.cu"
 
 
 def _job(
@@ -40,7 +40,7 @@ def test_nvrtc_and_nvcc_agree(cuda_toolchain: Toolchain) -> None:
     assert nvrtc_kernel.info.resources is not None and nvcc_kernel.info.resources is not None
     assert nvrtc_kernel.info.resources.registers > 0
     # The #line directive after the prepended defines keeps source lines those of the file.
-    assert nvrtc_kernel.info.line == nvcc_kernel.info.line == 13
+    assert nvrtc_kernel.info.line == nvcc_kernel.info.line == 14
     # Four items per thread: the unrolled loop holds four stores either way.
     from flipflop.launch import LaunchShape
 
@@ -61,7 +61,7 @@ def test_a_variant_that_does_not_compile_says_why(cuda_toolchain: Toolchain) -> 
     for backend in ("nvrtc", "nvcc"):
         result = analyze_variant(_job(cuda_toolchain, backend, 64, 1, broken))  # type: ignore[arg-type]
         assert not result.ok and not result.kernels
-        assert "missing_name" in result.failure and "line 20" in result.failure
+        assert "missing_name" in result.failure and "line 21" in result.failure
 
 
 def test_the_cache_returns_what_was_analysed(tmp_path: Path, cuda_toolchain: Toolchain) -> None:

@@ -1,3 +1,4 @@
+// Kernel Tuner compiles this file as it is, without a host launch (a corpus file needs one).
 // A kernel written for Kernel Tuner: the block size and the items per thread are compile-time
 // tunables with #ifndef defaults, the grid covers the problem with block_size_x * tile_size
 // items per block.
