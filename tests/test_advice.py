@@ -19,6 +19,7 @@ from flipflop.advice import (
     energy_drivers,
     pareto_flags,
 )
+from flipflop.advice.ties import predictions_tie, tie_groups, values_tie
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -300,7 +301,7 @@ def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
     )
     document = json.loads(json.dumps(advice_to_json(advice)))
     config = document["configs"][0]
-    assert set(config) == {
+    assert set(config) - {"tie_group"} == {
         "block",
         "power_limit_w",
         "active_blocks_per_sm",
@@ -330,3 +331,51 @@ def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
         "energy_j",
     }
     assert all(set(d) == {"kind", "share", "message", "lines"} for d in document["drivers"])
+
+
+def test_ties_are_anchored_on_the_fastest_so_a_chain_does_not_drift(
+    rtx3070: GpuProfile,
+) -> None:
+    shape = LaunchShape((256, 1, 1), (4096, 1, 1))
+    base = predict(rtx3070, Resources(registers=32), streaming_work(shape), shape)
+    # Each step is 0.8%: neighbours tie, but the third is 1.6% from the first.
+    chain = [
+        replace(base, block=(32 * (k + 1), 1, 1), time_s=base.time_s * (1.008**k),
+                energy_j=base.energy_j * (1.008**k))
+        for k in range(3)
+    ]
+    capped = replace(chain[0], block=(512, 1, 1), power_limit_w=150.0)
+    groups = tie_groups([chain[2], capped, chain[1], chain[0]])
+    assert [[p.block for p in g.members] for g in groups] == [[(32, 1, 1), (64, 1, 1)]]
+    assert values_tie(1.0, 1.01) and not values_tie(1.0, 1.0101)
+    assert predictions_tie(chain[0], chain[1]) and not predictions_tie(chain[0], capped)
+
+
+def test_advice_groups_every_tie_once_and_json_numbers_them(rtx3070: GpuProfile) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=32),
+        lambda shape: streaming_work(shape, n=1 << 26),
+        ProblemSize(threads=(1 << 26, 1, 1)),
+        current_block=(256, 1, 1),
+        power_limits=True,
+    )
+    assert advice.ties, "a memory-bound stream over 2^26 elements ties at many block sizes"
+    seen: set[tuple[object, object]] = set()
+    for group in advice.ties:
+        anchor = group.anchor
+        assert anchor.time_s == min(p.time_s for p in group.members)
+        for member in group.members:
+            assert predictions_tie(anchor, member)
+            key = (member.block, member.power_limit_w)
+            assert key not in seen
+            seen.add(key)
+            assert advice.tie_group(member) is group
+    document = json.loads(json.dumps(advice_to_json(advice)))
+    numbered = [c for c in document["configs"] if "tie_group" in c]
+    assert len(numbered) == len(seen)
+    for config in numbered:
+        group = advice.ties[config["tie_group"]]
+        assert (tuple(config["block"]), config["power_limit_w"]) in {
+            (p.block, p.power_limit_w) for p in group.members
+        }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.rows import TieRow, report_rows
 from flipflop.units import format_energy, format_shape, format_time
 
 
@@ -41,30 +42,14 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     size = launch.problem.describe()
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
-    marks: dict[int, list[str]] = {}
-    rec = advice.recommendation.prediction
-    for label, prediction in (
-        ("recommended", rec),
-        ("current", advice.current),
-        ("NVIDIA heuristic", advice.heuristic),
-        ("fastest", advice.fastest),
-    ):
-        if prediction is not None:
-            marks.setdefault(id(prediction), []).append(label)
-    shown = [
-        p for p in advice.predictions
-        if show_all or p.pareto or id(p) in marks or _same(p, advice.current)
-        or _same(p, advice.heuristic) or _same(p, rec)
-    ]
     out.append(
         "    block        limit   time        power   energy      occ   limiter        front"
     )
-    for prediction in shown:
-        labels = marks.get(id(prediction), [])
-        for other, label in ((advice.current, "current"), (advice.heuristic, "NVIDIA heuristic")):
-            if label not in labels and _same(prediction, other):
-                labels.append(label)
-        out.append(_row(prediction, labels))
+    for row in report_rows(advice, show_all):
+        if isinstance(row, TieRow):
+            out.append(f"      {row.text}")
+        else:
+            out.append(_row(row.prediction, list(row.labels)))
     recommendation = advice.recommendation
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
@@ -95,10 +80,6 @@ def _row(prediction: Prediction, labels: list[str]) -> str:
         f" {prediction.occupancy:4.0%}  {prediction.limiter:<14}"
         f" {'*' if prediction.pareto else ' '}    {', '.join(labels)}"
     ).rstrip()
-
-
-def _same(a: Prediction, b: Prediction | None) -> bool:
-    return b is not None and a.block == b.block and a.power_limit_w == b.power_limit_w
 
 
 def _percent(value: float | None) -> str:
