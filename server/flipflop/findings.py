@@ -65,13 +65,19 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
 def compiler_findings(
     diagnostics: tuple[ToolDiagnostic, ...], path: str
 ) -> tuple[Finding, ...]:
-    """nvcc/cudafe++/ptxas messages: at their line in this file, else on line 1 naming the file."""
+    """nvcc/cudafe++/ptxas messages: at their line in this file, else at the `#include` that
+    leads to the other file (line 1 when none does), naming that file."""
     found: list[Finding] = []
     for diagnostic in diagnostics:
         if diagnostic.severity not in ("error", "warning"):
             continue
         here = diagnostic.file is None or _same_file(diagnostic.file, path)
         line = diagnostic.line if here and diagnostic.line else 1
+        if not here:
+            # In a header: at the `#include` of this file that leads to it, when there is one.
+            line = next(
+                (n for file, n in diagnostic.included_from if _same_file(file, path)), line
+            )
         where = "" if here else f"{diagnostic.file}:{diagnostic.line or 0}: "
         code = f" [{diagnostic.code}]" if diagnostic.code else ""
         found.append(
