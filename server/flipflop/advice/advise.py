@@ -13,7 +13,14 @@ from functools import cached_property
 
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
-from flipflop.advice.ties import TIE_TOLERANCE, TieGroup, tie_groups, values_tie
+from flipflop.advice.ties import (
+    TIE_TOLERANCE,
+    ConfigurationKey,
+    TieGroup,
+    configuration_key,
+    tie_groups,
+    values_tie,
+)
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -42,6 +49,7 @@ class NoLaunchableConfig(ValueError):
 class Excluded:
     block: Dim3
     reason: str
+    params: tuple[tuple[str, int | float | str], ...] = ()  # the tunables, in a search space
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,13 @@ class Advice:
         return 1.0 - len(self.recommended_set) / len(self.predictions)
 
     def tie_group(self, prediction: Prediction) -> TieGroup | None:
-        """The tie group holding the configuration (block and power limit) of `prediction`."""
-        return self._tie_index.get((prediction.block, prediction.power_limit_w))
+        """The tie group holding the configuration (block, tunables, power limit) of
+        `prediction`."""
+        return self._tie_index.get(configuration_key(prediction))
 
     @cached_property
-    def _tie_index(self) -> dict[tuple[Dim3, float | None], TieGroup]:
-        return {(p.block, p.power_limit_w): group for group in self.ties for p in group.members}
+    def _tie_index(self) -> dict[ConfigurationKey, TieGroup]:
+        return {configuration_key(p): group for group in self.ties for p in group.members}
 
 
 @dataclass(frozen=True)
@@ -194,7 +203,10 @@ def _settle(
         return lowest
     # A tie keeps the launch as written rather than asking for an edit that changes nothing
     # measurable.
-    same = [p for p in within if p.block == current.block and p.power_limit_w is None]
+    same = [
+        p for p in within
+        if p.block == current.block and p.params == current.params and p.power_limit_w is None
+    ]
     if same and values_tie(same[0].energy_j, lowest.energy_j):
         return same[0]
     return lowest
@@ -354,9 +366,8 @@ def _recommend(
     ]
     if lowest is not None and lowest is not chosen:
         reasons[0] = (
-            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy"
-            f" (block {_shape(lowest.block)}), a tie at the model's precision, so the launch as"
-            " written is kept."
+            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy ({_config(lowest)}),"
+            " a tie at the model's precision, so the launch as written is kept."
         )
     if chosen.power_limit_w is not None:
         reasons.append(
@@ -367,11 +378,12 @@ def _recommend(
     if heuristic is not None and vs_heuristic is not None:
         reasons.append(
             f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
-            f"(block {_shape(heuristic.block)}, {heuristic.occupancy:.0%} occupancy)."
+            f"({_config(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
         )
     if current is not None and vs_current is not None:
         reasons.append(
-            f"{_relative(vs_current)} the current launch (block {_shape(current.block)})."
+            f"{_relative(vs_current)} the current {'configuration' if current.params else 'launch'}"
+            f" ({_config(current)})."
         )
     return Recommendation(
         block=chosen.block,
@@ -406,7 +418,9 @@ def _shape(block: Dim3) -> str:
 
 def _config(prediction: Prediction) -> str:
     limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    return f"block {_shape(prediction.block)}{limit}"
+    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
+    described = tunables or f"block {_shape(prediction.block)}"
+    return f"{described}{limit}"
 
 
 def _seconds(value: float) -> str:

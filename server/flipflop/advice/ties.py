@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from flipflop.launch import Dim3
 from flipflop.model.predict import Prediction
+
+ConfigurationKey = tuple[Dim3, tuple[tuple[str, "int | float | str"], ...], "float | None"]
 
 TIE_TOLERANCE = 0.01
 """Relative difference at or below which two predicted values tie (our choice: well inside the
@@ -22,6 +25,11 @@ def values_tie(a: float, b: float) -> bool:
     """Whether two non-negative predicted values agree within `TIE_TOLERANCE` of the smaller."""
     low, high = (a, b) if a <= b else (b, a)
     return high <= low * (1.0 + TIE_TOLERANCE)
+
+
+def configuration_key(prediction: Prediction) -> ConfigurationKey:
+    """What tells configurations apart: block, compile-time tunables, power limit."""
+    return (prediction.block, prediction.params, prediction.power_limit_w)
 
 
 def predictions_tie(a: Prediction, b: Prediction) -> bool:

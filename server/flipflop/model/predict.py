@@ -105,6 +105,8 @@ class Prediction:
     launch: PreparedLaunch = field(compare=False, repr=False)
     profile: GpuProfile = field(compare=False, repr=False)
     pareto: bool = False
+    # The compile-time tunables of the configuration (empty when only the launch varies).
+    params: tuple[tuple[str, int | float | str], ...] = ()
 
     @cached_property
     def breakdown(self) -> Breakdown:

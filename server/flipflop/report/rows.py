@@ -12,12 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from flipflop.advice import Advice
-from flipflop.advice.ties import TIE_TOLERANCE, TieGroup
+from flipflop.advice.ties import TIE_TOLERANCE, ConfigurationKey, TieGroup, configuration_key
 from flipflop.launch import Dim3, volume
 from flipflop.model.predict import Prediction
 from flipflop.units import format_energy, format_time
-
-Key = tuple[Dim3, "float | None"]
 
 
 @dataclass(frozen=True)
@@ -36,10 +34,6 @@ class TieRow:
 Row = ConfigRow | TieRow
 
 
-def _key(prediction: Prediction) -> Key:
-    return (prediction.block, prediction.power_limit_w)
-
-
 def notable(advice: Advice) -> list[tuple[str, Prediction]]:
     """The configurations every view names, in the order their labels are read."""
     found: list[tuple[str, Prediction]] = []
@@ -56,15 +50,15 @@ def notable(advice: Advice) -> list[tuple[str, Prediction]]:
 
 def report_rows(advice: Advice, show_all: bool = False) -> list[Row]:
     """The rows of one launch's table, fastest first (every configuration with `show_all`)."""
-    labels: dict[Key, list[str]] = {}
-    named: dict[Key, Prediction] = {}
+    labels: dict[ConfigurationKey, list[str]] = {}
+    named: dict[ConfigurationKey, Prediction] = {}
     for label, prediction in notable(advice):
-        labels.setdefault(_key(prediction), []).append(label)
-        named.setdefault(_key(prediction), prediction)
+        labels.setdefault(configuration_key(prediction), []).append(label)
+        named.setdefault(configuration_key(prediction), prediction)
     if show_all:
         rows: list[Row] = []
         for prediction in advice.predictions:
-            marks = list(labels.get(_key(prediction), []))
+            marks = list(labels.get(configuration_key(prediction), []))
             group = advice.tie_group(prediction)
             if group is not None:
                 marks.append(f"tie {group.index + 1}")
@@ -72,14 +66,14 @@ def report_rows(advice: Advice, show_all: bool = False) -> list[Row]:
         return rows
 
     units: list[tuple[float, list[Row]]] = []
-    swept = {_key(p) for p in advice.predictions}
+    swept = {configuration_key(p) for p in advice.predictions}
     for group in advice.ties:
-        own = [p for p in group.members if _key(p) in labels]
+        own = [p for p in group.members if configuration_key(p) in labels]
         if not own and not any(p.pareto for p in group.members):
             continue
         shown = own or [next(p for p in group.members if p.pareto)]
         group_rows: list[Row] = [
-            ConfigRow(p, tuple(labels.get(_key(p), ()))) for p in _by_time(shown)
+            ConfigRow(p, tuple(labels.get(configuration_key(p), ()))) for p in _by_time(shown)
         ]
         if len(group.members) > len(shown):
             group_rows.append(TieRow(group, len(shown), describe_tie(group, advice, len(shown))))
@@ -87,7 +81,7 @@ def report_rows(advice: Advice, show_all: bool = False) -> list[Row]:
     for prediction in advice.predictions:
         if advice.tie_group(prediction) is not None:
             continue
-        key = _key(prediction)
+        key = configuration_key(prediction)
         if prediction.pareto or key in labels:
             units.append((prediction.time_s, [ConfigRow(prediction, tuple(labels.get(key, ())))]))
     # Named configurations outside the sweep (a current block the search excluded).

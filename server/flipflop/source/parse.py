@@ -20,6 +20,7 @@ from flipflop.source.model import (
     KernelParameter,
     LaunchBounds,
     LaunchSite,
+    MacroDefinition,
     Range,
     SourceFile,
     TemplateParameter,
@@ -76,7 +77,27 @@ def parse_source(text: str) -> SourceFile:
         macros=tuple(folder.symbols.macros.items()),
         constants=_file_constants(folder),
         syntax_errors=_errors(root, index, folder) if root.has_error else (),
+        definitions=tuple(_definition(node, index) for node in found.get("macro", [])),
     )
+
+
+def _definition(node: Node, index: LineIndex) -> MacroDefinition:
+    name = text_of(node.child_by_field_name("name") or node)
+    value_node = node.child_by_field_name("value")
+    assert value_node is not None  # the query requires a value
+    raw = text_of(value_node)
+    # The value node runs from after the name to the end of the line, spaces included.
+    start = value_node.start_byte + (len(raw.encode()) - len(raw.lstrip().encode()))
+    end = value_node.end_byte - (len(raw.encode()) - len(raw.rstrip().encode()))
+    parent = node.parent
+    guarded = (
+        parent is not None
+        and parent.type == "preproc_ifdef"
+        and text_of(parent.children[0]) == "#ifndef"
+        and text_of(parent.child_by_field_name("name") or parent) == name
+    )
+    return MacroDefinition(name, raw.strip(), index.range(start, max(start, end)),
+                           node.start_point[0], guarded)
 
 
 # -- kernels -------------------------------------------------------------------------------------

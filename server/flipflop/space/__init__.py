@@ -1,0 +1,1 @@
+"""How a configuration becomes a launch: block, grid, parameter values and compile-time tunables."""
