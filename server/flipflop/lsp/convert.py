@@ -138,6 +138,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
+    if launch.assumptions:
+        parts.append("**Guessed inputs**, the one the recommendation rests on most first:")
+        parts.append("")
+        for influence in launch.assumptions:
+            parts.append(f"- {influence.describe()}")
+        parts.append("")
     parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
     parts.append("|---|---|---|---|---|---|---|")
     for row in report_rows(advice)[:_HOVER_ROWS]:

@@ -63,6 +63,10 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
+    if launch.assumptions:
+        out.append("  guessed inputs, the one the recommendation rests on most first:")
+        for influence in launch.assumptions:
+            out.append(f"    - {influence.describe()}")
     if advice.drivers:
         out.append("  energy drivers:")
         for driver in advice.drivers:
@@ -83,4 +87,6 @@ def _row(prediction: Prediction, labels: list[str]) -> str:
 
 
 def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
+    if value is None:
+        return "n/a"
+    return f"{0.0 if abs(value) < 0.005 else value:.0%}"  # no "-0%"
