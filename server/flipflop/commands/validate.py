@@ -1,32 +1,32 @@
-"""`flipflop validate MEASUREMENTS`: predictions against measurements, and the same for NVIDIA's
-occupancy heuristic (Spearman ρ, energy regret, hit rate, search-space reduction, MAPE).
+"""`flipflop validate MEASUREMENTS`: predictions against measurements, and the same figures for
+NVIDIA's occupancy heuristic and the most-threads baseline (DESIGN §2).
 
-Each measurement file names the .cu file and kernel it measured; that file is analysed with the
-measured block shapes as the candidates, the same problem size and parameters.
+A FlipFlop measurement file names the .cu file and kernel it measured; that file is analysed with
+the measured block shapes as the candidates, the same problem size and parameters.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from flipflop.calibration.records import MeasurementFileError, MeasurementSet, read_measurements
-from flipflop.calibration.validation import (
-    KernelPrediction,
-    KernelValidation,
-    MethodScores,
-    PredictedConfig,
-    ValidationSummary,
-    heuristic_order,
-    summarize,
-    validation_metrics,
+from flipflop.calibration.records import (
+    MeasurementFileError,
+    MeasurementSet,
+    measurement_paths,
+    read_measurement,
 )
-from flipflop.launch import volume
+from flipflop.calibration.validation import (
+    FileValidation,
+    ScoredConfig,
+    score_file,
+    validation_to_json,
+)
+from flipflop.launch import Dim3, volume
+from flipflop.units import format_shape
 
 EXIT_BAD_INPUT = 1
 EXIT_TOOLCHAIN = 3
@@ -35,7 +35,7 @@ EXIT_TOOLCHAIN = 3
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="compare predictions with measurements (and the occupancy heuristic)",
+        help="compare predictions with measurements (and NVIDIA's heuristic, and most threads)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -54,11 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from flipflop.toolchain.errors import ToolchainError
 
     try:
-        sets = read_measurements(args.measurements)
-        kernels = [
-            validation_metrics(data, predict(data, args.measurements, args.gpu, args.slack,
-                                             args.nvcc))
-            for data in sets
+        results = [
+            validate_measurements(read_measurement(path), path, args.gpu, args.slack, args.nvcc)
+            for path in measurement_paths(args.measurements)
         ]
     except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
@@ -66,11 +64,12 @@ def run(args: argparse.Namespace) -> int:
     except ToolchainError as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
         return EXIT_TOOLCHAIN
-    summary = summarize(kernels)
     if args.format == "json":
-        print(json.dumps(summary_to_json(summary), indent=2))
+        objects = [validation_to_json(result) for result in results]
+        single = args.measurements.is_file() and len(objects) == 1
+        print(json.dumps(objects[0] if single else objects, indent=2))
     else:
-        print(format_table(summary))
+        print(format_table(results))
     return 0
 
 
@@ -86,28 +85,29 @@ def source_path(data: MeasurementSet, measurements: Path) -> Path:
     raise MeasurementFileError(f"{data.file}: the measured source file is not found")
 
 
-def gpu_for(data: MeasurementSet, gpu: str | None) -> str:
+def gpu_for(device_name: str, gpu: str | None) -> str:
+    """The profile id: as given, else the profile named like the measured device."""
     from flipflop.gpu.profiles import list_profiles
 
     if gpu is not None:
         return gpu
     for profile in list_profiles():
-        if profile.name.lower() == data.device.name.lower():
+        if profile.name.lower() == device_name.lower():
             return profile.id
     raise MeasurementFileError(
-        f"no profile is named {data.device.name!r}; give --gpu ID (see `flipflop profiles`)"
+        f"no profile is named {device_name!r}; give --gpu ID (see `flipflop profiles`)"
     )
 
 
-def predict(
+def validate_measurements(
     data: MeasurementSet, measurements: Path, gpu: str | None, slack: float, nvcc: str | None
-) -> KernelPrediction:
-    """Run the analysis on the measured file with exactly the measured block shapes."""
+) -> FileValidation:
+    """Analyse the measured file with exactly the measured block shapes, then score it."""
     from flipflop.pipeline import AnalysisOptions, analyze
 
     path = source_path(data, measurements)
     options = AnalysisOptions(
-        gpu=gpu_for(data, gpu),
+        gpu=gpu_for(data.device.name, gpu),
         nvcc_path=nvcc,
         kernel=data.kernel,
         grid=data.grid,
@@ -124,76 +124,70 @@ def predict(
         notes = "; ".join(result.notes) or "the file did not compile"
         raise MeasurementFileError(f"{path}: kernel {data.kernel} was not analysed ({notes})")
     advice = result.kernels[0].primary.advice
-    default_limit = [p for p in advice.predictions if p.power_limit_w is None]
-    return KernelPrediction(
-        configs=tuple(
-            PredictedConfig(p.block, p.time_s, p.power_w, p.energy_j) for p in default_limit
-        ),
-        recommendation=advice.recommendation.block,
-        recommended_set=tuple(
-            p.block for p in advice.recommended_set if p.power_limit_w is None
-        ),
-        heuristic=None if advice.heuristic is None else advice.heuristic.block,
-        heuristic_order=heuristic_order(
-            [p.block for p in default_limit],
-            [p.active_blocks_per_sm * volume(p.block) for p in default_limit],
-        ),
+    predicted = {p.block: p for p in advice.predictions if p.power_limit_w is None}
+    recommended = {p.block for p in advice.recommended_set if p.power_limit_w is None}
+    scored = [
+        ScoredConfig(
+            label=format_shape(m.block),
+            measured_time_s=m.time_s,
+            measured_power_w=m.power_w,
+            measured_energy_j=m.energy_j,
+            predicted_time_s=predicted[m.block].time_s,
+            predicted_power_w=predicted[m.block].power_w,
+            predicted_energy_j=predicted[m.block].energy_j,
+            resident_threads=predicted[m.block].active_blocks_per_sm * volume(m.block),
+            threads_per_block=volume(m.block),
+            recommended=m.block in recommended,
+        )
+        for m in data.configs
+        if m.block in predicted
+    ]
+    pick: Dim3 = advice.recommendation.block
+    return score_file(
+        str(measurements),
+        result.profile.id,
+        data.kernel,
+        scored,
+        format_shape(pick),
+        excluded=len(data.configs) - len(scored),
     )
-
-
-def summary_to_json(summary: ValidationSummary) -> dict[str, Any]:
-    return dataclasses.asdict(summary)
 
 
 def _number(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value * scale:.{digits}f}"
 
 
-def _block(block: Sequence[int] | None) -> str:
-    if block is None:
-        return "n/a"
-    dims = list(block)
-    while len(dims) > 1 and dims[-1] == 1:
-        dims.pop()
-    return "x".join(str(d) for d in dims)
-
-
-def _hit(value: bool | None) -> str:
-    return "n/a" if value is None else ("yes" if value else "no")
-
-
-def _row(kernel: KernelValidation, method: str, scores: MethodScores) -> list[str]:
-    return [
-        kernel.kernel, method, str(kernel.candidates), _block(kernel.measured_best),
-        _block(scores.pick), _number(scores.spearman_energy), _number(scores.spearman_time),
-        _number(scores.energy_regret, 100.0, 1), _hit(scores.hit),
-        _number(scores.search_space_reduction, 100.0, 0), _number(scores.mape_time, digits=1),
-        _number(scores.mape_power, digits=1), _number(scores.mape_energy, digits=1),
-    ]
-
-
 HEADER = [
-    "kernel", "method", "configs", "best", "pick", "ρ energy", "ρ time", "regret %", "hit",
-    "reduction %", "MAPE time %", "MAPE power %", "MAPE energy %",
+    "file", "gpu", "configs", "ρ time", "ρ energy", "regret time %", "regret energy %",
+    "top-5% recall", "hit", "reduction %", "MAPE time %", "occupancy regret %",
+    "most-threads regret %",
 ]
 
 
-def format_table(summary: ValidationSummary) -> str:
-    rows = []
-    for kernel in summary.kernels:
-        rows.append(_row(kernel, "flipflop", kernel.flipflop))
-        rows.append(_row(kernel, "occupancy", kernel.heuristic))
-    for method, scores, rate in (
-        ("flipflop", summary.flipflop, summary.flipflop_hit_rate),
-        ("occupancy", summary.heuristic, summary.heuristic_hit_rate),
-    ):
-        row = _row(
-            KernelValidation("MEAN", "", "", len(summary.kernels), (0, 0, 0), scores, scores),
-            method, scores,
-        )
-        row[2], row[3], row[4] = f"{len(summary.kernels)} kernels", "", ""
-        row[8] = "n/a" if rate is None else f"{rate * 100:.0f}%"
-        rows.append(row)
+def _row(result: FileValidation) -> list[str]:
+    m = result.metrics
+    energy = "energy" in result.measured
+    heuristic, naive = result.occupancy_heuristic, result.most_threads
+    return [
+        Path(result.file).name if Path(result.file).name else result.file,
+        result.gpu,
+        str(result.configs),
+        _number(m.spearman_time),
+        _number(m.spearman_energy),
+        _number(m.regret_time, 100.0, 1),
+        _number(m.regret_energy, 100.0, 1),
+        _number(m.top5_recall_time, 100.0, 0),
+        "n/a" if m.hit_rate is None else ("yes" if m.hit_rate else "no"),
+        _number(m.search_space_reduction, 100.0, 0),
+        _number(m.mape_time, digits=1),
+        _number(heuristic.regret_energy if energy else heuristic.regret_time, 100.0, 1),
+        _number(naive.regret_energy if energy else naive.regret_time, 100.0, 1),
+    ]
+
+
+def format_table(results: Sequence[FileValidation]) -> str:
+    """One row per file; the baselines' regret is on energy where measured, else on time."""
+    rows = [_row(result) for result in results]
     widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(HEADER, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
