@@ -4,6 +4,7 @@ FF012 on a launch whose recommendation rests on a guess, one error for a missing
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,13 @@ async def test_hover_and_chart_collapse_ties_and_rank_the_guesses(tmp_path: Path
         markdown = hover.contents.value
         table = [line for line in markdown.splitlines() if line.startswith("| ")]
         assert 4 <= len(table) <= 10, markdown  # header and a handful of rows, not 100+
-        tie = next(line for line in table if "shapes tie within 1%" in line)
-        assert "(32…1024 threads in powers of two, any 2-D split)" in tie
+        tie = next(line for line in table if "tied*" in line)
+        more = re.match(r"\| \*\+(\d+) tied\* \| default \| [\d.]+ µs \| \d+ W \| ", tie)
+        assert more, tie
+        summary = re.search(r"\*Tied: (\d+) shapes tie within 1% at .*\((.+)\)\.\*", markdown)
+        assert summary and summary[2] == "32…1024 threads in powers of two, any 2-D split"
+        # The group's shapes with rows of their own are the rest of it.
+        assert int(summary[1]) > int(more[1]) >= 30
         assert any(line.startswith("| 256 (recommended, current") for line in table)
         assert any("(NVIDIA" in line for line in table)
         guesses = markdown.split("**Guessed inputs**", 1)[1].split("\n\n", 2)[1]

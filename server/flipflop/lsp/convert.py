@@ -128,7 +128,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     advice = launch.advice
     profile = result.profile
     uri = result.path.absolute().as_uri()
-    title = kernel.info.display_name
+    title = _markdown_escaped(kernel.info.display_name)
     parts = [f"**{title}** on {profile.name} ({result.arch})", ""]
     rec = advice.recommendation
     parts.append(
@@ -138,20 +138,28 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
+    parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
+    parts.append("|---|---|---|---|---|---|---|")
+    ties: list[str] = []
+    for row in report_rows(advice)[:_HOVER_ROWS]:
+        if isinstance(row, TieRow):
+            ties.append(row.summary)
+            limit = _limit(row.group.anchor)
+            parts.append(
+                f"| *+{row.more} tied* | {limit} | {row.time} | {row.power} | {row.energy} | | |"
+            )
+        else:
+            parts.append(_hover_row(row, advice.current, advice.heuristic))
+    parts.append("")
+    for tie in ties:
+        parts.append(f"*Tied: {tie}.*")
+        parts.append("")
     if launch.assumptions:
         parts.append("**Guessed inputs**, the one the recommendation rests on most first:")
         parts.append("")
         for influence in launch.assumptions:
             parts.append(f"- {influence.describe()}")
         parts.append("")
-    parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
-    parts.append("|---|---|---|---|---|---|---|")
-    for row in report_rows(advice)[:_HOVER_ROWS]:
-        if isinstance(row, TieRow):
-            parts.append(f"| *{row.text}* | | | | | | |")
-        else:
-            parts.append(_hover_row(row, advice.current, advice.heuristic))
-    parts.append("")
     if advice.drivers:
         parts.append("**Energy drivers**")
         parts.append("")
@@ -182,13 +190,22 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     return "\n".join(parts)
 
 
+def _markdown_escaped(text: str) -> str:
+    """`float const*` and `_` in C++ names are plain text, not emphasis."""
+    return "".join(f"\\{char}" if char in "\\`*_[]<>#|" else char for char in text)
+
+
 # Labels of the rows, shortened for a narrow hover.
 _HOVER_LABELS = {"NVIDIA heuristic": "NVIDIA"}
 
 
+def _limit(prediction: Prediction) -> str:
+    return f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+
+
 def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None) -> str:
     p = row.prediction
-    limit = f"{p.power_limit_w:.0f} W" if p.power_limit_w else "default"
+    limit = _limit(p)
     vs_current = _delta(p, current)
     vs_heuristic = _delta(p, heuristic)
     marks = [_HOVER_LABELS.get(label, label) for label in row.labels]
@@ -204,7 +221,8 @@ def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction
 def _delta(p: Prediction, other: Prediction | None) -> str:
     if other is None or other.energy_j <= 0:
         return "–"
-    return f"{p.energy_j / other.energy_j - 1:+.0%}"
+    change = p.energy_j / other.energy_j - 1
+    return "0%" if abs(change) < 0.005 else f"{change:+.0%}"
 
 
 # --------------------------------------------------------------------------- hints and lenses

@@ -28,7 +28,25 @@ class ConfigRow:
 class TieRow:
     group: TieGroup
     shown: int  # members of the group that have a row of their own just above
-    text: str
+    text: str  # the whole line, naming the rows above it
+    summary: str  # the group on its own: "51 shapes tie within 1% at … (…)"
+
+    @property
+    def more(self) -> int:
+        """Members beyond the rows shown."""
+        return len(self.group.members) - self.shown
+
+    @property
+    def time(self) -> str:
+        return _span([p.time_s for p in self.group.members], format_time)
+
+    @property
+    def energy(self) -> str:
+        return _span([p.energy_j for p in self.group.members], format_energy)
+
+    @property
+    def power(self) -> str:
+        return _span([p.power_w for p in self.group.members], lambda w: f"{w:.0f} W")
 
 
 Row = ConfigRow | TieRow
@@ -76,7 +94,10 @@ def report_rows(advice: Advice, show_all: bool = False) -> list[Row]:
             ConfigRow(p, tuple(labels.get(configuration_key(p), ()))) for p in _by_time(shown)
         ]
         if len(group.members) > len(shown):
-            group_rows.append(TieRow(group, len(shown), describe_tie(group, advice, len(shown))))
+            group_rows.append(
+                TieRow(group, len(shown), describe_tie(group, advice, len(shown)),
+                       describe_tie(group, advice))
+            )  # fmt: skip
         units.append((_by_time(shown)[0].time_s, group_rows))
     for prediction in advice.predictions:
         if advice.tie_group(prediction) is not None:

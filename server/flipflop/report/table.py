@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.rows import TieRow, report_rows
@@ -71,7 +73,9 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
         out.append("  energy drivers:")
         for driver in advice.drivers:
             lines = ", ".join(str(line) for line in driver.lines)
-            where = f"  [lines {lines}]" if lines else ""
+            # The message names its lines already when it says "at line(s) …".
+            said = re.search(r"\bat lines? " + re.escape(lines) + r"\b", driver.message)
+            where = f"  [lines {lines}]" if lines and not said else ""
             out.append(f"    {driver.share:5.0%}  {driver.message}{where}")
     return out
 
