@@ -148,3 +148,35 @@ def test_validate_command_prints_a_table(capsys: pytest.CaptureFixture[str]) -> 
     assert validate.run(_validate_args([str(FIXTURE.parent), "--gpu", "h200"])) == 0
     table = capsys.readouterr().out
     assert table.splitlines()[0].startswith("file") and "vector_add.json" in table
+
+
+MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+
+
+def test_a_kernel_tuner_cache_validates_end_to_end(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert MEASURED.is_dir(), f"{MEASURED} is missing: the tests need the shared measured data"
+    cache = MEASURED / "pnpoly" / "RTX_3090.json.gz"
+    argv = [str(cache), "--sample", "8", "--seed", "5", "--param", "n=20000000",
+            "--format", "json", "--no-cache"]
+    assert validate.run(_validate_args(argv)) == 0
+    report = json.loads(capsys.readouterr().out)
+    # The profile comes from the measured device's name, the kernel from the T1 file beside it.
+    assert report["gpu"] == "rtx3090" and report["kernel"] == "cn_pnpoly"
+    assert report["configs"] + report["excluded"] == 8
+    assert report["measured"] == ["time"]
+    assert -1.0 <= report["metrics"]["spearman_time"] <= 1.0
+    assert report["metrics"]["regret_time"] >= 0.0
+    assert report["baselines"]["occupancy_heuristic"]["regret_energy"] is None
+
+
+def test_a_cache_without_its_source_is_a_clear_error(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "RTX_3090.json.gz"
+    copy.write_bytes((MEASURED / "gemm" / "RTX_3090.json.gz").read_bytes())
+    assert validate.run(_validate_args([str(copy)])) == 1
+    assert "give --source" in capsys.readouterr().err
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"\x1f\x8b not really gzip")
+    assert validate.run(_validate_args([str(broken)])) == 1
+    assert "broken.json.gz" in capsys.readouterr().err

@@ -58,6 +58,7 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
         for launch in kernel.launches:
             found.extend(_launch_findings(result, kernel, launch, min_saving))
             found.extend(_assumption_findings(result, kernel, launch, min_saving))
+            found.extend(_space_findings(result, kernel, launch, min_saving))
         found.extend(_launch_bounds_findings(result, kernel, min_saving))
         found.extend(_driver_findings(kernel))
     return tuple(found)
@@ -184,6 +185,62 @@ def _assumption_findings(
             )
         ]
     return []
+
+
+def _space_findings(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport, min_saving: float
+) -> list[Finding]:
+    """Tunable defaults that use clearly more energy than the space's recommendation."""
+    advice, space = launch.advice, launch.space
+    current = advice.current
+    if space is None or current is None:
+        return []
+    rec = advice.recommendation
+    saving = rec.energy_saving_vs_current
+    chosen = rec.prediction
+    if saving is None or saving < max(min_saving, 1e-9) or chosen.params == current.params:
+        return []
+    changes = [
+        (name, value) for (name, value), (_, old) in zip(chosen.params, current.params,
+                                                          strict=True)
+        if value != old
+    ]
+    described = ", ".join(f"{name}={value}" for name, value in changes)
+    off_front = "" if current.pareto else " are off the energy/time Pareto front and"
+    message = (
+        f"the defaults of {kernel.info.display_name.split('(')[0]}'s tunables{off_front} could"
+        f" use {saving:.0%} less energy with {described} on {result.profile.name}"
+        f" ({format_energy(current.energy_j)} → {format_energy(rec.energy_j)},"
+        f" {format_time(current.time_s)} → {format_time(rec.time_s)}); {_rule_text(advice)},"
+        f" over {space.evaluated} of {space.size} configurations"
+    )
+    edits = []
+    for name, value in changes:
+        definition = result.source.default_of(name)
+        if definition is not None:
+            edits.append(TextEdit(definition.value_range, str(value)))
+    fixes: tuple[Fix, ...] = ()
+    if edits and chosen.power_limit_w is None:
+        fixes = (Fix(title=f"Use {described} (lowest energy{_saving_text(current, chosen)})",
+                     edits=tuple(edits), preferred=True),)
+    source_kernel = kernel.source_kernel
+    anchor = result.source.default_of(changes[0][0]) if changes else None
+    line = (anchor.line + 1 if anchor is not None
+            else source_kernel.line + 1 if source_kernel is not None else kernel.info.line or 1)
+    return [
+        Finding(
+            code="FF013",
+            severity="warning",
+            message=message,
+            line=line,
+            range=anchor.value_range if anchor is not None
+            else source_kernel.name_range if source_kernel is not None else None,
+            kernel=kernel.info.name,
+            related_lines=tuple(d.line + 1 for n, _ in changes
+                                if (d := result.source.default_of(n)) is not None),
+            fixes=fixes,
+        )
+    ]
 
 
 def _launch_bounds_findings(

@@ -27,8 +27,9 @@ from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
+from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
-from flipflop.source.model import LaunchSite, SourceFile
+from flipflop.space.errors import SpaceError
 from flipflop.space.problem import (
     LaunchRequest,
     ProblemOrigin,
@@ -39,6 +40,7 @@ from flipflop.toolchain import (
     AssemblyResult,
     BuildResult,
     CompileOptions,
+    CompileResult,
     KernelInfo,
     Toolchain,
     ToolDiagnostic,
@@ -48,6 +50,8 @@ from flipflop.toolchain import (
 )
 from flipflop.toolchain.build import describe_kernels
 from flipflop.toolchain.names import kernel_base_name
+from flipflop.tuning import SpaceOptions, SpaceReport, analyze_space, space_annotation
+from flipflop.variants.pool import Progress
 
 # `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).
 Assembler = Callable[[str, str, Toolchain, float, "threading.Event | None"], AssemblyResult]
@@ -73,6 +77,8 @@ class AnalysisOptions:
     blocks: tuple[Dim3, ...] | None = None
     slack: float = 0.05
     power_limits: bool = False
+    # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
+    space: SpaceOptions = field(default_factory=SpaceOptions)
 
     def launch_request(self) -> LaunchRequest:
         return LaunchRequest(self.grid, self.threads, self.dynamic_smem_bytes, self.params)
@@ -103,6 +109,8 @@ class LaunchReport:
     unbounded: Advice | None = None
     # The inputs that were guessed, the one the recommendation rests on most first.
     assumptions: tuple[Influence, ...] = ()
+    # The search space of compile-time tunables, when the configurations are variants.
+    space: SpaceReport | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,11 @@ class AnalysisResult:
     def diagnostics(self) -> tuple[ToolDiagnostic, ...]:
         return self.build.diagnostics
 
+    @property
+    def failed(self) -> bool:
+        """The source did not compile (a search space fails only when no variant compiles)."""
+        return not self.kernels and not self.build.compile.ok
+
 
 def analyze(
     path: Path,
@@ -143,19 +156,27 @@ def analyze(
     toolchain: Toolchain | None = None,
     cancel: threading.Event | None = None,
     assembler: Assembler = assemble,
+    progress: Progress | None = None,
 ) -> AnalysisResult:
     """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
 
     `assembler` runs `ptxas -v`; a caller that keeps state (the language server) may pass one
     that reuses results for PTX that differs only in line information.
-    Raises `UnknownGpuError` for a bad GPU id and `ToolchainError` when nvcc is missing, hangs or
-    is cancelled; errors in the user's code come back in `AnalysisResult.diagnostics`.
+    With compile-time tunables (options or a `// flipflop: tune` annotation) the configurations
+    are variants of the source (`flipflop.tuning`); `progress` hears how many are compiled.
+    Raises `UnknownGpuError` for a bad GPU id, `ToolchainError` when nvcc is missing, hangs or
+    is cancelled, and `SpaceError` for a search space that cannot be built; errors in the
+    user's code come back in `AnalysisResult.diagnostics`.
     """
     profile = load_profile(options.gpu)
     tools = toolchain or find_toolchain(options.nvcc_path)
     source_text = text if text is not None else path.read_text(errors="surrogateescape")
     source = parse_source(source_text)
     arch = options.arch or profile.arch
+    annotated = space_annotation(source, options.kernel)
+    if options.space.given or annotated is not None:
+        return _analyze_space(path, source_text, source, profile, tools, arch, options,
+                              annotated, cancel, progress)
     compiled = compile_to_ptx(path, source_text, tools, arch, options.compile_options(), cancel)
     if not compiled.ok:
         failed = BuildResult(compile=compiled, assembly=None, kernels=())
@@ -192,6 +213,55 @@ def analyze(
     return AnalysisResult(
         path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
         tuple(notes),
+    )
+
+
+def _analyze_space(
+    path: Path,
+    source_text: str,
+    source: SourceFile,
+    profile: GpuProfile,
+    tools: Toolchain,
+    arch: str,
+    options: AnalysisOptions,
+    annotated: tuple[SourceKernel, Annotation] | None,
+    cancel: threading.Event | None,
+    progress: Progress | None,
+) -> AnalysisResult:
+    kernel = options.kernel or (annotated[0].name if annotated is not None else None)
+    if kernel is None:
+        defined = [k.name for k in source.kernels if k.is_definition]
+        if len(defined) != 1:
+            known = ", ".join(defined) or "none"
+            raise SpaceError(f"a search space is of one kernel: give --kernel (kernels: {known})")
+        kernel = defined[0]
+    analysis = analyze_space(
+        path, source_text, source, kernel, profile, tools, arch, options.compile_options(),
+        options.launch_request(), options.space, annotated[1] if annotated else None,
+        slack=options.slack, power_limits=options.power_limits, cancel=cancel,
+        progress=progress,
+    )
+    report = analysis.report
+    advice = analysis.advice
+    shown = advice.current or advice.recommendation.prediction
+    origin: ProblemOrigin = report.problem_from
+    launch = LaunchReport(
+        site=None,
+        problem=ProblemSize(threads=report.launch.problem(dict(shown.params))),
+        problem_origin=origin,
+        current_block=advice.current.block if advice.current is not None else None,
+        dynamic_smem_bytes=options.dynamic_smem_bytes or 0,
+        params=analysis.params,
+        advice=advice,
+        space=report,
+    )
+    source_kernel = source.kernel(kernel_base_name(analysis.kernel.display_name))
+    compiled = CompileResult(path.absolute(), arch, "", analysis.diagnostics, (), 0.0, 0)
+    kernel_report = KernelReport(analysis.kernel, analysis.resources, analysis.features,
+                                 source_kernel, (launch,))
+    return AnalysisResult(
+        path, profile, tools, arch, BuildResult(compiled, None, (analysis.kernel,)), source,
+        None, (kernel_report,), report.notes,
     )
 
 

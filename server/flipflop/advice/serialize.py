@@ -9,10 +9,16 @@ from flipflop.advice.drivers import Driver
 from flipflop.model import Prediction
 
 
+def _params(prediction: Prediction) -> dict[str, Any]:
+    """`"params"` beside `"block"` for a configuration of compile-time tunables (DESIGN §2)."""
+    return {"params": dict(prediction.params)} if prediction.params else {}
+
+
 def prediction_to_json(prediction: Prediction, tie_group: int | None = None) -> dict[str, Any]:
     """One entry of `configs`; `tie_group` (optional) numbers the configurations that tie."""
     entry: dict[str, Any] = {
         "block": list(prediction.block),
+        **_params(prediction),
         "power_limit_w": prediction.power_limit_w,
         "active_blocks_per_sm": prediction.active_blocks_per_sm,
         "occupancy": prediction.occupancy,
@@ -31,6 +37,7 @@ def prediction_to_json(prediction: Prediction, tie_group: int | None = None) -> 
 def recommendation_to_json(recommendation: Recommendation) -> dict[str, Any]:
     return {
         "block": list(recommendation.block),
+        **_params(recommendation.prediction),
         "power_limit_w": recommendation.power_limit_w,
         "time_s": recommendation.time_s,
         "power_w": recommendation.power_w,
@@ -49,6 +56,7 @@ def baseline_to_json(heuristic: Prediction | None) -> dict[str, Any]:
     return {
         "occupancy_heuristic": {
             "block": list(heuristic.block),
+            **_params(heuristic),
             "time_s": heuristic.time_s,
             "power_w": heuristic.power_w,
             "energy_j": heuristic.energy_j,

@@ -1,8 +1,11 @@
 """`flipflop validate MEASUREMENTS`: predictions against measurements, and the same figures for
 NVIDIA's occupancy heuristic and the most-threads baseline (DESIGN §2).
 
-A FlipFlop measurement file names the .cu file and kernel it measured; that file is analysed with
-the measured block shapes as the candidates, the same problem size and parameters.
+Three kinds of file are read, told apart by content: FlipFlop measurement files (they name the
+.cu file and kernel they measured; it is analysed at the measured block shapes), Kernel Tuner
+cache files (`.json`, `.json.gz`) and T4 results. A cache or T4 file needs the kernel source and
+Kernel Tuner's launch semantics: `--source`/`--kernel` and the tunable options, or a T1 file
+(`--t1`; a `T1.json` beside the measurements is used when none is given).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from pathlib import Path
 from flipflop.calibration.records import (
     MeasurementFileError,
     MeasurementSet,
-    measurement_paths,
     read_measurement,
 )
 from flipflop.calibration.validation import (
@@ -25,7 +27,9 @@ from flipflop.calibration.validation import (
     score_file,
     validation_to_json,
 )
+from flipflop.commands.launch_options import count_argument, names_argument, param_argument
 from flipflop.launch import Dim3, volume
+from flipflop.tuning import SpaceOptions
 from flipflop.units import format_shape
 
 EXIT_BAD_INPUT = 1
@@ -46,6 +50,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--slack", type=float, default=0.05, metavar="FRACTION")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--nvcc", metavar="PATH", help="nvcc to use (default: discovered)")
+    parser.add_argument("--source", type=Path, metavar="FILE.cu",
+                        help="the kernel source of a Kernel Tuner cache or T4 file")
+    parser.add_argument("--kernel", metavar="NAME", help="the kernel measured")
+    parser.add_argument("--t1", type=Path, metavar="T1.json",
+                        help="the T1 file describing the kernel (source, launch, space)")
+    parser.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]")
+    parser.add_argument("--std", help="C++ standard passed to nvcc, e.g. c++17")
+    parser.add_argument("--param", type=param_argument, action="append", default=[],
+                        metavar="NAME=VALUE", help="value of a scalar kernel parameter")
+    parser.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]")
+    for axis in "xyz":
+        parser.add_argument(f"--grid-div-{axis}", type=names_argument, metavar="P[,Q...]")
+    parser.add_argument("--block-size-names", type=names_argument, metavar="X[,Y[,Z]]")
+    parser.add_argument("--sample", type=count_argument, metavar="N",
+                        help="predict a seeded sample of N measured configurations per file")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"), default="auto")
+    parser.add_argument("--jobs", type=count_argument, metavar="N")
+    parser.add_argument("--no-cache", action="store_true")
     parser.set_defaults(run=run)
 
 
@@ -54,10 +78,13 @@ def run(args: argparse.Namespace) -> int:
     from flipflop.toolchain.errors import ToolchainError
 
     try:
-        results = [
-            validate_measurements(read_measurement(path), path, args.gpu, args.slack, args.nvcc)
-            for path in measurement_paths(args.measurements)
-        ]
+        results = []
+        for path, kind in validation_inputs(args.measurements):
+            if kind == "flipflop":
+                results.append(validate_measurements(read_measurement(path), path, args.gpu,
+                                                     args.slack, args.nvcc))
+            else:
+                results.append(validate_space_file(path, args))
     except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -71,6 +98,82 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     return 0
+
+
+def validation_inputs(path: Path) -> list[tuple[Path, str]]:
+    """The measured files at `path` with their kind ("flipflop", "kernel_tuner_cache", "t4").
+
+    A folder is searched for `*.json` and `*.json.gz`; files of other kinds there (T1 files,
+    unrelated JSON) are passed over. A single file of another kind is an error."""
+    from flipflop.formats.errors import FormatError
+    from flipflop.formats.files import read_text
+    from flipflop.formats.kernel_tuner_cache import load_cache_json
+    from flipflop.formats.measurements import kind_of
+
+    def kind(candidate: Path) -> str | None:
+        data, _ = load_cache_json(read_text(candidate), str(candidate))
+        return kind_of(data)
+
+    if not path.exists():
+        raise MeasurementFileError(f"{path}: no such file or directory")
+    if path.is_file():
+        found = kind(path)
+        # Anything else is read as a FlipFlop file, whose reader says what is wrong with it.
+        return [(path, found if found in ("kernel_tuner_cache", "t4") else "flipflop")]
+    inputs: list[tuple[Path, str]] = []
+    for candidate in sorted([*path.rglob("*.json"), *path.rglob("*.json.gz")]):
+        try:
+            found = kind(candidate)
+        except FormatError:
+            continue
+        if found in ("flipflop", "kernel_tuner_cache", "t4"):
+            inputs.append((candidate, found))
+    if not inputs:
+        raise MeasurementFileError(f"{path}: no measurement files in this directory")
+    return inputs
+
+
+def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
+    """A Kernel Tuner cache or T4 file, with its kernel from the options or a T1 file."""
+    from flipflop.calibration.space_validation import MeasuredKernel, validate_measured_space
+    from flipflop.formats.measurements import read_measured_space
+    from flipflop.formats.t1 import read_t1
+    from flipflop.pipeline import AnalysisOptions
+
+    t1_path = args.t1
+    if t1_path is None and (path.parent / "T1.json").is_file():
+        t1_path = path.parent / "T1.json"
+    t1 = read_t1(t1_path, kernel_file=args.source) if t1_path is not None else None
+    measured = read_measured_space(path, t1)
+    source = args.source or (Path(t1.kernel_file) if t1 is not None else None)
+    if source is None:
+        raise MeasurementFileError(
+            f"{path}: a Kernel Tuner cache does not say which source it measured: give "
+            "--source FILE.cu (and --kernel), or the kernel's T1 file with --t1"
+        )
+    if not source.is_file():
+        raise MeasurementFileError(f"{path}: the kernel source {source} is not a file")
+    kernel = args.kernel or (t1.kernel_name if t1 is not None else measured.kernel_name)
+    options = AnalysisOptions(
+        nvcc_path=args.nvcc,
+        include_dirs=tuple(Path(d) for d in args.include_dirs),
+        defines=tuple(args.defines),
+        std=args.std,
+        extra_args=t1.compiler_options if t1 is not None else (),
+        params=tuple(args.param),
+        slack=args.slack,
+        space=SpaceOptions(
+            problem_size=args.problem_size,
+            grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
+            block_size_names=args.block_size_names,
+            compiler=args.compiler,
+            workers=args.jobs or 0,
+            use_cache=not args.no_cache,
+        ),
+    )
+    target = MeasuredKernel(source, kernel, gpu_for(measured.device_name or "", args.gpu),
+                            options, t1)
+    return validate_measured_space(measured, target, args.sample, args.seed)
 
 
 def source_path(data: MeasurementSet, measurements: Path) -> Path:

@@ -128,6 +128,11 @@ def describe_tie(group: TieGroup, advice: Advice, shown: int = 0) -> str:
         f" {_span(times, format_time)} / {_span(energies, format_energy)}"
         f" ({shape_range(members, advice.predictions)})"
     )
+    if any(p.params for p in members):  # configurations of compile-time tunables
+        text = (
+            f"{len(members)} configurations tie within {TIE_TOLERANCE:.0%} at"
+            f" {_span(times, format_time)} / {_span(energies, format_energy)}"
+        )
     if shown == 1:
         text += ", the row above among them"
     elif shown > 1:

@@ -184,6 +184,8 @@ class LaunchSite:
     annotation: Annotation | None = None
     # Integer constants visible at the launch (local and file scope), for re-folding later.
     constants: tuple[tuple[str, int], ...] = ()
+    # The template arguments folded to integers, in order (None: not an integer constant).
+    template_values: tuple[int | None, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -260,18 +260,35 @@ def _launch(config: Node, index: LineIndex, folder: Folder,
         grid_axes=describe_grid(grid, block, block_folded, folder),
         enclosing_function=function_name(function) if function is not None else None,
         in_loop=any(a.type in _LOOPS for a in ancestors(call)),
+        template_values=_template_values(callee, folder),
     )
 
 
-def _callee_name(callee: Node) -> tuple[Node, tuple[str, ...]]:
-    """The kernel's name node (qualified when written so) and its template arguments."""
-    template = callee
+def _template_of(callee: Node) -> Node:
+    """The `name<args>` node of a callee, written plainly or qualified (`ns::name<args>`)."""
     if callee.type == "qualified_identifier":
         inner = callee.child_by_field_name("name")
         while inner is not None and inner.type == "qualified_identifier":
             inner = inner.child_by_field_name("name")
         if inner is not None and inner.type == "template_function":
-            template = inner
+            return inner
+    return callee
+
+
+def _template_values(callee: Node, folder: Folder) -> tuple[int | None, ...]:
+    """The template arguments folded to integers (None where one does not fold)."""
+    template = _template_of(callee)
+    if template.type != "template_function":
+        return ()
+    arguments = template.child_by_field_name("arguments")
+    if arguments is None:
+        return ()
+    return tuple(folder.scalar(node).value for node in expression_children(arguments))
+
+
+def _callee_name(callee: Node) -> tuple[Node, tuple[str, ...]]:
+    """The kernel's name node (qualified when written so) and its template arguments."""
+    template = _template_of(callee)
     if template.type == "template_function":
         arguments = template.child_by_field_name("arguments")
         texts = tuple(text_of(a) for a in expression_children(arguments)) if arguments else ()
