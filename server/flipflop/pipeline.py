@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from flipflop.advice import Advice, advise
+from flipflop.advice.assumptions import Influence, launch_assumptions
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
@@ -106,6 +107,8 @@ class LaunchReport:
     advice: Advice
     # The same search without the kernel's launch bounds, when it has some: what they cost.
     unbounded: Advice | None = None
+    # The inputs that were guessed, the one the recommendation rests on most first.
+    assumptions: tuple[Influence, ...] = ()
     # The search space of compile-time tunables, when the configurations are variants.
     space: SpaceReport | None = None
 
@@ -363,7 +366,12 @@ def _launch_report(
 
     bound = block_limit(directives, source_kernel)
 
-    def search(limit: int | None) -> Advice:
+    def search(
+        limit: int | None,
+        problem: ProblemSize = problem,
+        work_for: Callable[[LaunchShape], ThreadWork] = work_for,
+        dynamic_smem: int = dynamic_smem,
+    ) -> Advice:
         return advise(
             profile,
             resources,
@@ -381,6 +389,11 @@ def _launch_report(
 
     advice = search(bound)
     unbounded = search(None) if bound is not None else None
+    assumptions = launch_assumptions(
+        features, source_kernel, site, inputs, options.launch_request(), file_constants, advice,
+        lambda problem, work, smem: search(bound, problem, work, smem),
+    )  # fmt: skip
     return LaunchReport(
-        site, problem, inputs.origin, current, dynamic_smem, inputs.params, advice, unbounded
+        site, problem, inputs.origin, current, dynamic_smem, inputs.params, advice, unbounded,
+        assumptions,
     )

@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.ties import (
+    TIE_TOLERANCE,
+    ConfigurationKey,
+    TieGroup,
+    configuration_key,
+    tie_groups,
+    values_tie,
+)
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -70,11 +79,21 @@ class Advice:
     drivers: tuple[Driver, ...]  # energy drivers of the current launch (else the baseline)
     excluded: tuple[Excluded, ...]  # candidate shapes that cannot run, with the reason
     slack: float
+    ties: tuple[TieGroup, ...] = ()  # configurations that are one answer at the model's precision
 
     @property
     def search_space_reduction(self) -> float:
         """1 − |recommended set| / |evaluated configurations| (DESIGN §3)."""
         return 1.0 - len(self.recommended_set) / len(self.predictions)
+
+    def tie_group(self, prediction: Prediction) -> TieGroup | None:
+        """The tie group holding the configuration (block, tunables, power limit) of
+        `prediction`."""
+        return self._tie_index.get(configuration_key(prediction))
+
+    @cached_property
+    def _tie_index(self) -> dict[ConfigurationKey, TieGroup]:
+        return {configuration_key(p): group for group in self.ties for p in group.members}
 
 
 @dataclass(frozen=True)
@@ -172,12 +191,8 @@ def advise(
         drivers=drivers,
         excluded=excluded,
         slack=slack,
+        ties=tie_groups(predictions),
     )
-
-
-# Energies this close are a tie: the model's own error is larger, so a tie keeps the launch as
-# written rather than asking for an edit that changes nothing measurable.
-_TIE = 0.01
 
 
 def _settle(
@@ -187,11 +202,13 @@ def _settle(
 ) -> Prediction:
     if current is None:
         return lowest
+    # A tie keeps the launch as written rather than asking for an edit that changes nothing
+    # measurable.
     same = [
         p for p in within
         if p.block == current.block and p.params == current.params and p.power_limit_w is None
     ]
-    if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
+    if same and values_tie(same[0].energy_j, lowest.energy_j):
         return same[0]
     return lowest
 
@@ -333,8 +350,8 @@ def _recommend(
     ]
     if lowest is not None and lowest is not chosen:
         reasons[0] = (
-            f"Within {_TIE:.0%} of the lowest predicted energy ({_config(lowest)}), "
-            "a tie at the model's precision, so the launch as written is kept."
+            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy ({_config(lowest)}),"
+            " a tie at the model's precision, so the launch as written is kept."
         )
     if chosen.power_limit_w is not None:
         reasons.append(

@@ -25,6 +25,7 @@ from flipflop.advice.advise import (
 )
 from flipflop.advice.drivers import energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.ties import tie_groups
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
@@ -119,6 +120,7 @@ def advise_space(
         drivers=drivers,
         excluded=tuple(dropped),
         slack=slack,
+        ties=tie_groups(predictions),
     )
 
 

@@ -6,10 +6,12 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from flipflop.advice import Advice
 from flipflop.findings import Finding, Fix
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.json_report import prediction_brief
+from flipflop.report.rows import ConfigRow, TieRow, describe_tie, report_rows
 from flipflop.rules import RULES
 from flipflop.source.model import Range, TextEdit
 from flipflop.units import format_energy, format_shape, format_time
@@ -118,12 +120,15 @@ def code_actions(uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
 
 # --------------------------------------------------------------------------- hover
 
+# A hover is read at a glance: beyond this many rows the table is cut.
+_HOVER_ROWS = 16
+
 
 def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> str:
     advice = launch.advice
     profile = result.profile
     uri = result.path.absolute().as_uri()
-    title = kernel.info.display_name
+    title = _markdown_escaped(kernel.info.display_name)
     parts = [f"**{title}** on {profile.name} ({result.arch})", ""]
     rec = advice.recommendation
     parts.append(
@@ -135,9 +140,26 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     parts.append("")
     parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
     parts.append("|---|---|---|---|---|---|---|")
-    for prediction in _table_rows(launch):
-        parts.append(_hover_row(prediction, advice.current, advice.heuristic))
+    ties: list[str] = []
+    for row in report_rows(advice)[:_HOVER_ROWS]:
+        if isinstance(row, TieRow):
+            ties.append(row.summary)
+            limit = _limit(row.group.anchor)
+            parts.append(
+                f"| *+{row.more} tied* | {limit} | {row.time} | {row.power} | {row.energy} | | |"
+            )
+        else:
+            parts.append(_hover_row(row, advice.current, advice.heuristic))
     parts.append("")
+    for tie in ties:
+        parts.append(f"*Tied: {tie}.*")
+        parts.append("")
+    if launch.assumptions:
+        parts.append("**Guessed inputs**, the one the recommendation rests on most first:")
+        parts.append("")
+        for influence in launch.assumptions:
+            parts.append(f"- {influence.describe()}")
+        parts.append("")
     if advice.drivers:
         parts.append("**Energy drivers**")
         parts.append("")
@@ -168,29 +190,25 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     return "\n".join(parts)
 
 
-def _table_rows(launch: LaunchReport) -> list[Prediction]:
-    advice = launch.advice
-    keep: list[Prediction] = [p for p in advice.front]
-    for extra in (advice.current, advice.heuristic, advice.recommendation.prediction):
-        if extra is not None and all(not _same(extra, p) for p in keep):
-            keep.append(extra)
-    keep.sort(key=lambda p: (p.time_s, p.energy_j))
-    return keep[:16]
+def _markdown_escaped(text: str) -> str:
+    """`float const*` and `_` in C++ names are plain text, not emphasis."""
+    return "".join(f"\\{char}" if char in "\\`*_[]<>#|" else char for char in text)
 
 
-def _same(a: Prediction, b: Prediction) -> bool:
-    return a.block == b.block and a.power_limit_w == b.power_limit_w
+# Labels of the rows, shortened for a narrow hover.
+_HOVER_LABELS = {"NVIDIA heuristic": "NVIDIA"}
 
 
-def _hover_row(p: Prediction, current: Prediction | None, heuristic: Prediction | None) -> str:
-    limit = f"{p.power_limit_w:.0f} W" if p.power_limit_w else "default"
+def _limit(prediction: Prediction) -> str:
+    return f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+
+
+def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None) -> str:
+    p = row.prediction
+    limit = _limit(p)
     vs_current = _delta(p, current)
     vs_heuristic = _delta(p, heuristic)
-    marks = []
-    if current is not None and _same(p, current):
-        marks.append("current")
-    if heuristic is not None and _same(p, heuristic):
-        marks.append("NVIDIA")
+    marks = [_HOVER_LABELS.get(label, label) for label in row.labels]
     if p.pareto:
         marks.append("front")
     label = format_shape(p.block) + (f" ({', '.join(marks)})" if marks else "")
@@ -203,7 +221,8 @@ def _hover_row(p: Prediction, current: Prediction | None, heuristic: Prediction 
 def _delta(p: Prediction, other: Prediction | None) -> str:
     if other is None or other.energy_j <= 0:
         return "–"
-    return f"{p.energy_j / other.energy_j - 1:+.0%}"
+    change = p.energy_j / other.energy_j - 1
+    return "0%" if abs(change) < 0.005 else f"{change:+.0%}"
 
 
 # --------------------------------------------------------------------------- hints and lenses
@@ -263,8 +282,17 @@ def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchRe
     return {
         "kernel": kernel.info.display_name,
         "gpu": {"id": result.profile.id, "name": result.profile.name},
-        "points": [{**(brief(p) or {}), "pareto": p.pareto} for p in advice.predictions],
+        "points": [_chart_point(advice, p) for p in advice.predictions],
+        "tie_groups": [describe_tie(group, advice) for group in advice.ties],
         "current": brief(advice.current),
         "heuristic": brief(advice.heuristic),
         "recommendation": brief(advice.recommendation.prediction),
     }
+
+
+def _chart_point(advice: Advice, prediction: Prediction) -> dict[str, Any]:
+    point: dict[str, Any] = {**(prediction_brief(prediction) or {}), "pareto": prediction.pareto}
+    group = advice.tie_group(prediction)
+    if group is not None:
+        point["tie_group"] = group.index
+    return point

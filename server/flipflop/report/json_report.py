@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flipflop.advice import Advice, advice_to_json
+from flipflop.advice.assumptions import Influence
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
@@ -102,6 +103,34 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
         "dynamic_smem_bytes": launch.dynamic_smem_bytes,
         "problem_size_from": launch.problem_origin,
         "line": launch.site.line + 1 if launch.site is not None else None,
+        "assumptions": [influence_to_json(influence) for influence in launch.assumptions],
+    }
+
+
+def influence_to_json(influence: Influence) -> JsonObject:
+    """A guessed input, what was assumed, the annotation that pins it, and what 4× would do."""
+    guess = influence.guess
+    return {
+        "kind": guess.kind,
+        "name": guess.name,
+        "assumed": guess.assumed,
+        "annotation": guess.annotation,
+        "lines": list(guess.lines),
+        "influence": influence.score,
+        "moves_recommendation": influence.moves_recommendation,
+        "variations": [
+            {
+                "variation": outcome.label,
+                "recommendation": prediction_brief(
+                    outcome.recommendation.prediction if outcome.recommendation else None
+                ),
+                "extra_energy_of_pick": outcome.pick_regret,
+                "saving_shift": outcome.saving_shift,
+                "moves_recommendation": outcome.moves,
+            }
+            for outcome in influence.outcomes
+        ],
+        "summary": influence.describe(),
     }
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.rows import ConfigRow, TieRow, report_rows
 from flipflop.units import format_energy, format_shape, format_time
 
 
@@ -41,23 +44,10 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     size = launch.problem.describe()
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
-    marks: dict[int, list[str]] = {}
-    rec = advice.recommendation.prediction
-    for label, prediction in (
-        ("recommended", rec),
-        ("current", advice.current),
-        ("NVIDIA heuristic", advice.heuristic),
-        ("fastest", advice.fastest),
-    ):
-        if prediction is not None:
-            marks.setdefault(id(prediction), []).append(label)
-    shown = [
-        p for p in advice.predictions
-        if show_all or p.pareto or id(p) in marks or _same(p, advice.current)
-        or _same(p, advice.heuristic) or _same(p, rec)
-    ]
+    rows = report_rows(advice, show_all)
     varying = _varying_tunables(advice.predictions)
-    width = max([12, *(len(_label(p, varying)) for p in shown)])
+    labels = [_label(r.prediction, varying) for r in rows if isinstance(r, ConfigRow)]
+    width = max([12, *(len(label) for label in labels)])
     heading = "block" if not varying else " ".join(varying) + " (block)"
     if varying:
         out.insert(1, _space_line(launch))
@@ -65,12 +55,12 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     out.append(
         f"    {heading:<{width}} limit   time        power   energy      occ   limiter        front"
     )
-    for prediction in shown:
-        labels = marks.get(id(prediction), [])
-        for other, label in ((advice.current, "current"), (advice.heuristic, "NVIDIA heuristic")):
-            if label not in labels and _same(prediction, other):
-                labels.append(label)
-        out.append(_row(prediction, labels, _label(prediction, varying), width))
+    for row in rows:
+        if isinstance(row, TieRow):
+            out.append(f"      {row.text}")
+        else:
+            out.append(_row(row.prediction, list(row.labels), _label(row.prediction, varying),
+                            width))
     recommendation = advice.recommendation
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
@@ -85,11 +75,17 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
+    if launch.assumptions:
+        out.append("  guessed inputs, the one the recommendation rests on most first:")
+        for influence in launch.assumptions:
+            out.append(f"    - {influence.describe()}")
     if advice.drivers:
         out.append("  energy drivers:")
         for driver in advice.drivers:
             lines = ", ".join(str(line) for line in driver.lines)
-            where = f"  [lines {lines}]" if lines else ""
+            # The message names its lines already when it says "at line(s) …".
+            said = re.search(r"\bat lines? " + re.escape(lines) + r"\b", driver.message)
+            where = f"  [lines {lines}]" if lines and not said else ""
             out.append(f"    {driver.share:5.0%}  {driver.message}{where}")
     return out
 
@@ -143,12 +139,7 @@ def _row(prediction: Prediction, labels: list[str], label: str, width: int) -> s
     ).rstrip()
 
 
-def _same(a: Prediction, b: Prediction | None) -> bool:
-    return (
-        b is not None and a.block == b.block and a.params == b.params
-        and a.power_limit_w == b.power_limit_w
-    )
-
-
 def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
+    if value is None:
+        return "n/a"
+    return f"{0.0 if abs(value) < 0.005 else value:.0%}"  # no "-0%"

@@ -63,10 +63,17 @@ def launch_inputs(
     site: LaunchSite | None,
     request: LaunchRequest,
     file_constants: Mapping[str, int],
+    default: Dim3 | None = None,
 ) -> LaunchInputs:
-    """The inputs of the launch at `site` (None: the problem the user gave, or the default)."""
+    """The inputs of the launch at `site` (None: the problem the user gave, or the default).
+
+    `default` replaces `DEFAULT_THREADS_*` as the threads assumed when nothing says, so a caller
+    can ask how the inputs would look had the guess been another.
+    """
     params = parameter_values(features, source_kernel, site, request, file_constants)
     problem, origin = _problem(features, source_kernel, site, request, params, file_constants)
+    if origin == "default" and default is not None:
+        problem = ProblemSize(threads=default)
     if origin == "default" and site is not None and problem.threads is not None:
         # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
         # size for it, and give the kernel argument that passes it the same value.
