@@ -59,17 +59,20 @@ async def test_hover_and_chart_collapse_ties_and_rank_the_guesses(tmp_path: Path
         more = re.match(r"\| \*\+(\d+) tied\* \| default \| [\d.]+ µs \| \d+ W \| ", tie)
         assert more, tie
         summary = re.search(r"\*Tied: (\d+) shapes tie within 1% at .*\((.+)\)\.\*", markdown)
-        assert summary and summary[2] == "32…1024 threads in powers of two, any 2-D split"
+        assert summary and re.fullmatch(r"\d+…\d+ threads in powers of two, any 2-D split",
+                                        summary[2]), markdown
         # The group's shapes with rows of their own are the rest of it.
-        assert int(summary[1]) > int(more[1]) >= 30
+        assert int(summary[1]) > int(more[1]) >= 10
         assert any(line.startswith("| 256 (recommended, current") for line in table)
         assert any("(NVIDIA" in line for line in table)
         guesses = markdown.split("**Guessed inputs**", 1)[1].split("\n\n", 2)[1]
         items = guesses.splitlines()
-        assert items[0].startswith("- problem size (1024×1024 threads, the default")
-        assert "`// flipflop: threads=…,…`" in items[0]
-        assert items[1].startswith("- kernel argument columns")
-        assert "`// flipflop: columns=…`" in items[1]
+        size = next(item for item in items if item.startswith("- problem size"))
+        assert size.startswith("- problem size (1024×1024 threads, the default")
+        assert "`// flipflop: threads=…,…`" in size
+        columns = next(item for item in items if item.startswith("- kernel argument"))
+        assert columns.startswith("- kernel argument columns")
+        assert "`// flipflop: columns=…`" in columns
 
         chart = _plain(
             await client.protocol.send_request_async(
@@ -99,8 +102,9 @@ async def test_drivers_of_one_line_are_one_diagnostic(tmp_path: Path) -> None:
 
 
 async def test_a_launch_whose_pick_rests_on_a_guess_gets_ff012(tmp_path: Path) -> None:
-    source = _copy(tmp_path, "sgemm_naive.cu")
-    async with running_server("visual-studio-code", settings={"gpu": "a100-sxm4-80gb"}) as client:
+    source = _copy(tmp_path, "saxpy.cu")
+    settings = {"gpu": "a100-sxm4-80gb", "minSaving": 0.001}
+    async with running_server("visual-studio-code", settings=settings) as client:
         uri = open_document(client, source, source.read_text())
         published = await diagnostics_for(client, uri, version=1)
         [finding] = [d for d in published.diagnostics if d.code == "FF012"]
@@ -108,9 +112,9 @@ async def test_a_launch_whose_pick_rests_on_a_guess_gets_ff012(tmp_path: Path) -
         assert finding.source == "flipflop"
         assert finding.code_description is not None
         assert finding.code_description.href == RULES["FF012"].href
-        assert finding.range.start.line == 20  # the launch
+        assert finding.range.start.line == 15  # the launch
         assert "rests on a guess: problem size" in finding.message
-        assert "`// flipflop: threads=…,…`" in finding.message
+        assert "`// flipflop: threads=…`" in finding.message
 
 
 async def test_a_missing_library_header_is_one_error_with_its_remedy(

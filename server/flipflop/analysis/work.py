@@ -62,6 +62,9 @@ class ThreadWork:
     # PTX instructions of the kernel as written (callees included), each counted once: with
     # `instructions` it says how often an instruction of the code runs on average.
     static_instructions: float = 0.0
+    # Global loads a thread issues before it waits on the first: the static loads of the code
+    # region its loads come from (unrolled tiles issue theirs together), load-weighted.
+    load_parallelism: float = 1.0
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
