@@ -10,6 +10,7 @@ from flipflop.advice import Advice
 from flipflop.findings import Finding, Fix
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.json_report import prediction_brief
 from flipflop.report.rows import ConfigRow, TieRow, describe_tie, report_rows
 from flipflop.rules import RULES
@@ -131,14 +132,21 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     title = _markdown_escaped(kernel.info.display_name)
     parts = [f"**{title}** on {profile.name} ({result.arch})", ""]
     rec = advice.recommendation
+    summary = space_summary(launch)
+    if summary is not None:
+        parts.append(summary[0].upper() + summary[1:] + ".")
+        parts.append("")
     parts.append(
-        f"Recommended block **{format_shape(rec.block)}**"
+        f"Recommended **{_markdown_escaped(described(rec.prediction))}**"
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
-    parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
+    varying = varying_tunables(advice.predictions)
+    heading = "block" if not varying else _markdown_escaped(" ".join(varying)) + " (block)"
+    parts.append(f"| {heading} | limit | time | power | energy | Δ energy vs current |"
+                 " Δ vs NVIDIA |")
     parts.append("|---|---|---|---|---|---|---|")
     ties: list[str] = []
     for row in report_rows(advice)[:_HOVER_ROWS]:
@@ -149,7 +157,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
                 f"| *+{row.more} tied* | {limit} | {row.time} | {row.power} | {row.energy} | | |"
             )
         else:
-            parts.append(_hover_row(row, advice.current, advice.heuristic))
+            parts.append(_hover_row(row, advice.current, advice.heuristic, varying))
     parts.append("")
     for tie in ties:
         parts.append(f"*Tied: {tie}.*")
@@ -184,7 +192,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     if heuristic is not None:
         parts.append("")
         parts.append(
-            f"NVIDIA's occupancy heuristic picks {format_shape(heuristic.block)}:"
+            f"NVIDIA's occupancy heuristic picks {_markdown_escaped(described(heuristic))}:"
             f" {format_energy(heuristic.energy_j)}, {format_time(heuristic.time_s)}."
         )
     return "\n".join(parts)
@@ -203,7 +211,8 @@ def _limit(prediction: Prediction) -> str:
     return f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
 
 
-def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None) -> str:
+def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None,
+               varying: tuple[str, ...] = ()) -> str:
     p = row.prediction
     limit = _limit(p)
     vs_current = _delta(p, current)
@@ -211,7 +220,7 @@ def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction
     marks = [_HOVER_LABELS.get(label, label) for label in row.labels]
     if p.pareto:
         marks.append("front")
-    label = format_shape(p.block) + (f" ({', '.join(marks)})" if marks else "")
+    label = short_label(p, varying) + (f" ({', '.join(marks)})" if marks else "")
     return (
         f"| {label} | {limit} | {format_time(p.time_s)} | {p.power_w:.0f} W |"
         f" {format_energy(p.energy_j)} | {vs_current} | {vs_heuristic} |"
@@ -257,10 +266,19 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
     else:
         against = "current"
     saving_text = f", {saving:.0%} less energy than {against}" if saving else ""
-    title = (
-        f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
-        f"{saving_text} ({result.profile.name})"
-    )
+    launch = kernel.primary
+    if launch.space is not None:
+        kept = len([p for p in advice.recommended_set if p.power_limit_w is None])
+        title = (
+            f"⚡ energy-optimal {described(rec.prediction)}: {format_energy(rec.energy_j)}"
+            f"{saving_text} · {kept} of {launch.space.evaluated} configurations worth measuring"
+            f" ({advice.search_space_reduction:.0%} fewer) ({result.profile.name})"
+        )
+    else:
+        title = (
+            f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
+            f"{saving_text} ({result.profile.name})"
+        )
     start = source_kernel.range.start
     position = lsp.Position(line=start.line, character=start.character)
     return lsp.CodeLens(

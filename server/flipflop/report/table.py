@@ -6,8 +6,9 @@ import re
 
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.rows import ConfigRow, TieRow, report_rows
-from flipflop.units import format_energy, format_shape, format_time
+from flipflop.units import format_energy, format_time
 
 
 def analysis_to_table(result: AnalysisResult, show_all: bool = False) -> str:
@@ -45,12 +46,12 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
     rows = report_rows(advice, show_all)
-    varying = _varying_tunables(advice.predictions)
-    labels = [_label(r.prediction, varying) for r in rows if isinstance(r, ConfigRow)]
+    varying = varying_tunables(advice.predictions)
+    labels = [short_label(r.prediction, varying) for r in rows if isinstance(r, ConfigRow)]
     width = max([12, *(len(label) for label in labels)])
     heading = "block" if not varying else " ".join(varying) + " (block)"
     if varying:
-        out.insert(1, _space_line(launch))
+        out.insert(1, f"  {space_summary(launch)}")
         width = max(width, len(heading))
     out.append(
         f"    {heading:<{width}} limit   time        power   energy      occ   limiter        front"
@@ -59,14 +60,14 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
         if isinstance(row, TieRow):
             out.append(f"      {row.text}")
         else:
-            out.append(_row(row.prediction, list(row.labels), _label(row.prediction, varying),
+            out.append(_row(row.prediction, list(row.labels), short_label(row.prediction, varying),
                             width))
     recommendation = advice.recommendation
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
     chosen = recommendation.prediction
     out.append(
-        f"  recommendation: {_described(chosen)}"
+        f"  recommendation: {described(chosen)}"
         + (f" at {recommendation.power_limit_w:.0f} W" if recommendation.power_limit_w else "")
         + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)},"
         f" {recommendation.power_w:.0f} W; energy saving vs current {saving_current},"
@@ -88,45 +89,6 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
             where = f"  [lines {lines}]" if lines and not said else ""
             out.append(f"    {driver.share:5.0%}  {driver.message}{where}")
     return out
-
-
-def _varying_tunables(predictions: tuple[Prediction, ...]) -> tuple[str, ...]:
-    """The tunables whose value differs between configurations, in the space's order."""
-    if not predictions or not predictions[0].params:
-        return ()
-    names = [name for name, _ in predictions[0].params]
-    return tuple(
-        name for position, name in enumerate(names)
-        if len({p.params[position][1] for p in predictions}) > 1
-    )
-
-
-def _label(prediction: Prediction, varying: tuple[str, ...]) -> str:
-    if not varying:
-        return format_shape(prediction.block)
-    values = dict(prediction.params)
-    return " ".join(str(values[name]) for name in varying) + f" ({format_shape(prediction.block)})"
-
-
-def _described(prediction: Prediction) -> str:
-    if prediction.params:
-        values = ", ".join(f"{name}={value}" for name, value in prediction.params)
-        return f"{values} (block {format_shape(prediction.block)})"
-    return f"block {format_shape(prediction.block)}"
-
-
-def _space_line(launch: LaunchReport) -> str:
-    space = launch.space
-    assert space is not None
-    advice = launch.advice
-    sampled = f", a sample of {space.evaluated} (seed {space.seed})" if space.sample else ""
-    recommended = len([p for p in advice.recommended_set if p.power_limit_w is None])
-    return (
-        f"  search space: {space.size} configurations of {len(space.space.tunables)} tunables"
-        f"{sampled}; {space.variants} variants compiled with {space.compiler}"
-        f" ({space.cached_variants} from the cache); {recommended} recommended"
-        f" ({advice.search_space_reduction:.1%} reduction)"
-    )
 
 
 def _row(prediction: Prediction, labels: list[str], label: str, width: int) -> str:
