@@ -29,9 +29,9 @@ from pathlib import Path
 from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
 from flipflop.pipeline import AnalysisOptions, analyze
 from flipflop.space.kernel_tuner import kernel_tuner_launch
+from flipflop.space.request import SpaceOptions
 from flipflop.space.tunables import Configuration, choose_indices
 from flipflop.toolchain import CompileOptions, find_toolchain
-from flipflop.tuning import SpaceOptions
 from flipflop.variants.analyze import Backend, VariantJob, analyze_variant
 
 MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"

@@ -15,7 +15,7 @@ from flipflop.findings import findings
 from flipflop.pipeline import AnalysisOptions, analyze
 from flipflop.source import apply_edits
 from flipflop.space.errors import SpaceError
-from flipflop.tuning import SpaceOptions
+from flipflop.space.request import SpaceOptions
 
 CORPUS = Path(__file__).parent / "corpus"
 SCALE = Path(__file__).parent / "kernel_tuner" / "tunable_scale.cu"

@@ -36,6 +36,7 @@ from flipflop.space.problem import (
     block_limit,
     launch_inputs,
 )
+from flipflop.space.request import SpaceOptions, space_annotation
 from flipflop.toolchain import (
     AssemblyResult,
     BuildResult,
@@ -50,7 +51,7 @@ from flipflop.toolchain import (
 )
 from flipflop.toolchain.build import describe_kernels
 from flipflop.toolchain.names import kernel_base_name
-from flipflop.tuning import SpaceOptions, SpaceReport, analyze_space, space_annotation
+from flipflop.tuning import SpaceReport, analyze_space
 from flipflop.variants.pool import Progress
 
 # `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flipflop.launch import Dim3
 from flipflop.pipeline import AnalysisOptions
-from flipflop.tuning import SpaceOptions
+from flipflop.space.request import SpaceOptions
 
 
 def dim3_argument(text: str) -> Dim3:

@@ -29,7 +29,7 @@ from flipflop.calibration.validation import (
 )
 from flipflop.commands.launch_options import count_argument, names_argument, param_argument
 from flipflop.launch import Dim3, volume
-from flipflop.tuning import SpaceOptions
+from flipflop.space.request import SpaceOptions
 from flipflop.units import format_shape
 
 EXIT_BAD_INPUT = 1
