@@ -124,3 +124,30 @@ def test_a_cancelled_search_stops(cuda_toolchain: Toolchain) -> None:
     with pytest.raises(ToolCancelled):
         analyze_variants([_job(cuda_toolchain, "nvrtc", 32, 1)], None, PoolOptions(workers=1),
                          cancel=cancel)
+
+
+SLOW = """extern "C" __global__ void slow(float* x)
+{
+    float v = x[threadIdx.x];
+#pragma unroll
+    for (int i = 0; i < 40000; i++) {
+        v = v * 1.0001f + sinf(v);
+    }
+    x[threadIdx.x] = v;
+}
+"""
+
+
+def test_a_variant_that_compiles_too_long_fails_alone(tmp_path: Path,
+                                                      cuda_toolchain: Toolchain) -> None:
+    # NVRTC runs inside the worker, so a compile that outlasts the timeout (a fully unrolled
+    # 40,000-step loop keeps NVVM busy for minutes) is stopped by replacing the worker.
+    slow_source = tmp_path / "slow.cu"
+    slow_source.write_text(SLOW)
+    slow = VariantJob(slow_source, SLOW, "sm_80", CompileOptions(), cuda_toolchain, "nvrtc",
+                      "slow")
+    quick = _job(cuda_toolchain, "nvrtc", 64, 1)
+    first, second = analyze_variants([slow, quick], None,
+                                     PoolOptions(workers=1, timeout_s=15.0))
+    assert not first.ok and "took longer than 15 s" in first.failure
+    assert second.ok and second.kernels

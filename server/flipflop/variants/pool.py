@@ -2,8 +2,8 @@
 
 Workers are spawned processes, never threads of the caller: NVRTC runs inside the process that
 calls it, and a compiler crash or hang must not take the language server with it. The pool is
-torn down when the caller cancels, and when no variant finishes within the compile timeout (a
-hung compiler); the variants left then fail with the reason.
+torn down when the caller cancels; a variant that takes longer than the compile timeout (a hung
+compiler) fails with the reason, and fresh workers carry on with the others.
 """
 
 from __future__ import annotations
@@ -102,45 +102,68 @@ def _run_in_workers(
     cancel: threading.Event | None,
     finished: Callable[[int], None],
 ) -> list[tuple[str, VariantAnalysis]]:
+    """Each worker holds one job at a time, so a job's time since it was handed out is its
+    compile time; one that outlasts the timeout is taken as hung: the workers are replaced and
+    the other jobs go on."""
     workers = min(len(jobs), options.workers or os.cpu_count() or 1)
     context = multiprocessing.get_context("spawn")
-    pool: Pool = context.Pool(processes=workers)
-    try:
-        pending: dict[int, tuple[VariantJob, AsyncResult[VariantAnalysis | str]]] = {
-            index: (job, pool.apply_async(_work, (job, cache))) for index, job in enumerate(jobs)
-        }
-        results: list[tuple[str, VariantAnalysis]] = []
-        last_progress = time.monotonic()
-        while pending:
-            if cancel is not None and cancel.is_set():
-                raise ToolCancelled("the analysis was cancelled")
-            ready = [index for index, (_, result) in pending.items() if result.ready()]
-            for index in ready:
-                job, result = pending.pop(index)
-                outcome = result.get()
-                if isinstance(outcome, str):
-                    raise ToolchainError(outcome.removeprefix("toolchain: "))
-                results.append((outcome.key, outcome))
-            if ready:
-                last_progress = time.monotonic()
-                finished(len(results))
-            elif time.monotonic() - last_progress > options.timeout_s:
-                # A compiler that hangs in-process cannot be interrupted: drop the workers and
-                # fail what is left, so one bad variant does not stop the whole search.
-                pool.terminate()
-                for job, _ in pending.values():
-                    results.append((job.key(), _timed_out(job, options.timeout_s)))
-                finished(len(results))
-                break
-            else:
-                time.sleep(_POLL_S)
-        return results
-    finally:
-        pool.terminate()
-        pool.join()
+    waiting = list(reversed(jobs))
+    results: list[tuple[str, VariantAnalysis]] = []
+    while waiting:
+        pool: Pool = context.Pool(processes=workers)
+        try:
+            hung = _drain(pool, workers, waiting, cache, options, cancel, results, finished)
+        finally:
+            pool.terminate()
+            pool.join()
+        if hung is not None:
+            results.append((hung.key(), _timed_out(hung, options.timeout_s)))
+            finished(len(results))
+    return results
+
+
+def _drain(
+    pool: Pool,
+    workers: int,
+    waiting: list[VariantJob],
+    cache: DiskCache | None,
+    options: PoolOptions,
+    cancel: threading.Event | None,
+    results: list[tuple[str, VariantAnalysis]],
+    finished: Callable[[int], None],
+) -> VariantJob | None:
+    """Run `waiting` (popped from the end) on `pool`; the job that hung, if one did."""
+    running: list[tuple[VariantJob, float, AsyncResult[VariantAnalysis | str]]] = []
+    while waiting or running:
+        if cancel is not None and cancel.is_set():
+            raise ToolCancelled("the analysis was cancelled")
+        while waiting and len(running) < workers:
+            job = waiting.pop()
+            running.append((job, time.monotonic(), pool.apply_async(_work, (job, cache))))
+        done = [entry for entry in running if entry[2].ready()]
+        for entry in done:
+            running.remove(entry)
+            outcome = entry[2].get()
+            if isinstance(outcome, str):
+                raise ToolchainError(outcome.removeprefix("toolchain: "))
+            results.append((outcome.key, outcome))
+        if done:
+            finished(len(results))
+            continue
+        now = time.monotonic()
+        late = next((entry for entry in running if now - entry[1] > options.timeout_s), None)
+        if late is not None:
+            # A compiler that hangs in-process cannot be interrupted: give up on this job, put
+            # the others back, and start fresh workers for them.
+            for job, _, _ in running:
+                if job is not late[0]:
+                    waiting.append(job)
+            return late[0]
+        time.sleep(_POLL_S)
+    return None
 
 
 def _timed_out(job: VariantJob, timeout_s: float) -> VariantAnalysis:
-    message = f"no variant finished within {timeout_s:.0f} s; compilation was stopped"
+    message = f"compiling this variant took longer than {timeout_s:.0f} s; it was stopped"
     diagnostic = ToolDiagnostic(None, None, None, "error", message, job.backend)
     return VariantAnalysis(job.key(), job.backend, False, (diagnostic,), (), "", 0, timeout_s, 0.0)
