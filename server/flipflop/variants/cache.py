@@ -111,12 +111,13 @@ def code_fingerprint() -> str:
     """Hash of the code that turns a source into cached features: a change invalidates them."""
     package = Path(__file__).resolve().parents[1]
     digest = hashlib.sha256()
-    for folder in ("ptx", "analysis", "toolchain", "variants"):
+    for folder in ("ptx", "analysis", "toolchain"):
         for path in sorted((package / folder).glob("*")):
             if path.suffix in (".py", ".lark"):
                 digest.update(path.name.encode())
                 digest.update(path.read_bytes())
-    for name in ("ir.py", "resources.py", "launch.py"):
+    # Of this package, only what computes a cached analysis: not the cache or the workers.
+    for name in ("ir.py", "resources.py", "launch.py", "variants/analyze.py", "variants/nvrtc.py"):
         digest.update((package / name).read_bytes())
     return digest.hexdigest()[:16]
 
