@@ -398,3 +398,21 @@ def test_without_a_gpu_a_space_measurement_is_exit_3(tmp_path: Path,
         assert measure.run(_args(argv)) == 3
     assert "no GPU to measure on: no NVIDIA driver" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_cubins_key_is_the_same_wherever_its_inputs_are(tmp_path: Path) -> None:
+    from flipflop.calibration.kernel_build import BuildRequest, kernel_tuner_options
+
+    def request(folder: Path) -> BuildRequest:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "k.cu").write_text('#include "part.h"\n__global__ void k() {}\n')
+        (folder / "part.h").write_text("#define X 1\n")
+        options = kernel_tuner_options(["-std=c++11"], "sm_90", [folder])
+        return BuildRequest("k.cu", (folder / "k.cu").read_text(), "sm_90", options, (folder,))
+
+    here, there = request(tmp_path / "here"), request(tmp_path / "elsewhere" / "there")
+    assert here.options != there.options and here.key() == there.key()
+    (tmp_path / "here" / "part.h").write_text("#define X 2\n")
+    assert here.key() != there.key()  # an included file changed
+    assert BuildRequest("k.cu", here.text, "sm_80", here.options, here.dependencies).key() != \
+        here.key()

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,8 +45,10 @@ class BuildRequest:
     dependencies: tuple[Path, ...] = ()  # folders the source includes from
 
     def key(self) -> str:
+        """The same on every machine for the same inputs: include folders count by the files
+        in them, not by where they are."""
         digest = hashlib.sha256()
-        for part in (self.arch, "\0".join(self.options), self.text):
+        for part in (self.arch, "\0".join(_without_include_paths(self.options)), self.text):
             digest.update(part.encode("utf-8", "surrogateescape"))
             digest.update(b"\0\1")
         for path in _dependency_files(self.dependencies):
@@ -52,6 +57,19 @@ class BuildRequest:
             digest.update(path.read_bytes())
             digest.update(b"\0\1")
         return digest.hexdigest()
+
+
+def _without_include_paths(options: Sequence[str]) -> list[str]:
+    kept: list[str] = []
+    skip = False
+    for option in options:
+        if skip:
+            skip = False
+        elif option == "-I":
+            skip = True
+        elif not option.startswith(("-I", "--include-path")):
+            kept.append(option)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -65,12 +83,18 @@ class BuildResult:
 
 
 def _dependency_files(folders: Iterable[Path]) -> list[Path]:
-    files: set[Path] = set()
+    """The source files of each folder in turn, by name; a file seen before is not repeated."""
+    seen: set[Path] = set()
+    files: list[Path] = []
     for folder in folders:
-        if folder.is_dir():
-            files.update(p.resolve() for p in folder.iterdir()
-                         if p.is_file() and p.suffix.lower() in _SOURCE_SUFFIXES)
-    return sorted(files)
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir(), key=lambda p: p.name):
+            if path.is_file() and path.suffix.lower() in _SOURCE_SUFFIXES \
+                    and path.resolve() not in seen:
+                seen.add(path.resolve())
+                files.append(path)
+    return files
 
 
 def kernel_tuner_text(prepared: str) -> str:
@@ -162,6 +186,18 @@ class CubinStore:
         except OSError:
             return None
 
+    def result(self, key: str) -> BuildResult | None:
+        """The stored cubin as a build result: what compiled it and how long it took."""
+        cubin = self.get(key)
+        if cubin is None:
+            return None
+        try:
+            note = json.loads((self.folder / f"{key}.json").read_text())
+        except (OSError, ValueError):
+            note = {}
+        return BuildResult(True, cubin, "", float(note.get("seconds", 0.0)),
+                           str(note.get("compiler", "unknown")), cached=True)
+
     def put(self, key: str, result: BuildResult, name: str) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / f"{key}.cubin").write_bytes(result.cubin)
@@ -177,10 +213,41 @@ def build(request: BuildRequest, store: CubinStore | None) -> BuildResult:
     """The cubin from the store, else compiled (and stored when it compiled)."""
     key = request.key()
     if store is not None:
-        cubin = store.get(key)
-        if cubin is not None:
-            return BuildResult(True, cubin, "", 0.0, "store", cached=True)
+        stored = store.result(key)
+        if stored is not None:
+            return stored
     result = compile_cubin_nvrtc(request)
     if store is not None and result.ok:
         store.put(key, result, request.name)
     return result
+
+
+def build_all(requests: Sequence[BuildRequest], store: CubinStore | None, workers: int = 0,
+              done: Callable[[int, BuildResult], None] = lambda index, result: None
+              ) -> list[BuildResult]:
+    """Every request built, those not in the store in `workers` processes (0: one per core);
+    `done(index, result)` as each finishes. Worker processes are started fresh (spawn): the
+    caller may hold a CUDA context, which a forked child must not inherit."""
+    results: list[BuildResult | None] = [None] * len(requests)
+    missing = []
+    for index, request in enumerate(requests):
+        stored = store.result(request.key()) if store is not None else None
+        if stored is None:
+            missing.append(index)
+        else:
+            results[index] = stored
+            done(index, stored)
+    count = min(len(missing), workers or os.cpu_count() or 1)
+    if count <= 1:
+        for index in missing:
+            results[index] = build(requests[index], store)
+            done(index, results[index])  # type: ignore[arg-type]
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+            futures = {pool.submit(build, requests[index], store): index for index in missing}
+            for future in as_completed(futures):
+                index = futures[future]
+                results[index] = future.result()
+                done(index, results[index])  # type: ignore[arg-type]
+    return [result for result in results if result is not None]

@@ -16,6 +16,7 @@ Nothing here changes clocks, power limits or any other device setting.
 from __future__ import annotations
 
 import math
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from flipflop.calibration.kernel_build import (
     BuildResult,
     CubinStore,
     build,
+    build_all,
     kernel_tuner_options,
     kernel_tuner_text,
 )
@@ -157,17 +159,12 @@ def argument_sizes(request: SpaceRequest, planned: Sequence[PlannedConfig], sms:
 
 
 def compile_all(planned: Sequence[PlannedConfig], store: CubinStore | None,
-                progress: Callable[[str], None] = lambda _: None
-                ) -> list[tuple[PlannedConfig, BuildResult]]:
-    """Compile (or find) every configuration's cubin; nothing runs."""
-    results = []
-    for index, item in enumerate(planned, 1):
-        result = build(item.build, store)
-        state = "stored" if result.cached else ("ok" if result.ok else "FAILED")
-        progress(f"[{index}/{len(planned)}] {item.key}: {state}"
-                 + ("" if result.ok else f"\n{result.log}"))
-        results.append((item, result))
-    return results
+                progress: Callable[[PlannedConfig, BuildResult], None] = lambda _i, _r: None,
+                workers: int = 0) -> list[tuple[PlannedConfig, BuildResult]]:
+    """Compile (or find) every configuration's cubin, in parallel; nothing runs."""
+    results = build_all([item.build for item in planned], store, workers,
+                        lambda index, result: progress(planned[index], result))
+    return list(zip(planned, results, strict=True))
 
 
 @dataclass(frozen=True)
@@ -251,13 +248,28 @@ def measure_space(
     todo = [item for item in planned if item.key not in writer]
     params = {**request.spec.params, **request.params}
     arguments = _Arguments(request, device, argument_sizes(request, planned, info.sms))
-    store = CubinStore(request.cubin_dir) if request.cubin_dir is not None else None
+    with tempfile.TemporaryDirectory(prefix="flipflop-cubins-") as scratch:
+        store = CubinStore(request.cubin_dir or Path(scratch))
+        # Every cubin first, in parallel, so that the measurements follow one another.
+        built = build_all([item.build for item in todo], store)
+        progress(f"{len(built)} configurations built ({sum(r.cached for r in built)} stored "
+                 f"before, {sum(not r.ok for r in built)} failed)")
+        return _measure_all(request, todo, built, planned, device, nvml, writer, arguments,
+                            store, params, info, progress, started)
+
+
+def _measure_all(request: SpaceRequest, todo: Sequence[PlannedConfig],
+                 built: Sequence[BuildResult], planned: Sequence[PlannedConfig],
+                 device: CudaDevice, nvml: NvmlDevice, writer: KernelTunerCacheWriter,
+                 arguments: _Arguments, store: CubinStore, params: Mapping[str, float],
+                 info: DeviceInfo, progress: Callable[[str], None], started: float
+                 ) -> SpaceSummary:
     idle_w = measure_idle_power(nvml, request.idle_s)
     progress(f"{info.name}: idle {idle_w:.1f} W; {len(todo)} configurations to measure, "
              f"{len(planned) - len(todo)} already in {writer.path}")
     counts = {"compile": 0, "runtime": 0, "incorrect": 0}
-    for index, item in enumerate(todo, 1):
-        entry = _measure_config(request, item, device, nvml, arguments, store, params,
+    for index, (item, result) in enumerate(zip(todo, built, strict=True), 1):
+        entry = _measure_config(request, item, result, device, nvml, arguments, store, params,
                                 info.sms, idle_w)
         writer.append(item.key, entry)
         if entry["time"] == COMPILATION_FAILED:
@@ -296,29 +308,31 @@ def _kernel_tuner_entry(config: Configuration, **fields: Any) -> dict[str, Any]:
 def _measure_config(
     request: SpaceRequest,
     item: PlannedConfig,
+    result: BuildResult,
     device: CudaDevice,
     nvml: NvmlDevice,
     arguments: _Arguments,
-    store: CubinStore | None,
+    store: CubinStore,
     params: Mapping[str, float],
     sms: int,
     idle_w: float,
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    result = build(item.build, store)
     module = None
     try:
         if result.ok:
             try:
                 module = device.load_module(result.cubin)
             except GpuError:
-                if not result.cached or store is None:
+                if not result.cached:
                     raise
-                # A stored cubin this driver cannot load: build it here instead.
+                # A stored cubin this driver cannot load (made by a newer compiler, say):
+                # build it here instead.
                 store.forget(item.build.key())
                 result = build(item.build, store)
                 module = device.load_module(result.cubin) if result.ok else None
-        compile_ms = (time.perf_counter() - started) * 1e3
+        # Kernel Tuner's compile_time: compiling (when it was done, here or before) and loading.
+        compile_ms = result.seconds * 1e3 + (time.perf_counter() - started) * 1e3
         if module is None:
             return _kernel_tuner_entry(item.config, time=COMPILATION_FAILED,
                                        compile_time=compile_ms, verification_time=0,

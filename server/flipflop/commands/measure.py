@@ -236,7 +236,8 @@ def dry_run_sweep(request: MeasureRequest, arch: str, plan_out: Path | None) -> 
     except ToolchainError as exc:
         print(f"flipflop measure: error: {exc}", file=sys.stderr)
         return EXIT_NO_GPU
-    print(f"{request.file}: {spec.kernel}: {len(blocks)} block shapes "
+    variant = "".join(f" {k}={v:g}" for k, v in request.params.items())
+    print(f"{request.file}: {spec.kernel}{variant}: {len(blocks)} block shapes "
           f"({', '.join('x'.join(map(str, r['block'])) for r in rows)}); "
           f"window >= {request.window_s} s, {request.repeats} repeats, cooldown "
           f"{request.cooldown_s} s, idle {request.idle_s} s; compiled for {arch} "

@@ -11,16 +11,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from flipflop.calibration.device import CudaDevice, GpuError, GpuUnavailable, NvmlDevice
-from flipflop.calibration.kernel_build import CubinStore, nvrtc_version
+from flipflop.calibration.kernel_build import BuildResult, CubinStore, nvrtc_version
 from flipflop.calibration.runner import git_commit
 from flipflop.calibration.space_runner import (
     DATA_SEED,
+    PlannedConfig,
     SpaceRequest,
     SpaceSummary,
     argument_sizes,
@@ -191,7 +193,7 @@ def environment(request: SpaceRequest, selection: Selection, summary: SpaceSumma
 
 
 def _dry_run(args: argparse.Namespace, request: SpaceRequest, selection: Selection,
-             planned: Any, sizes: dict[str, int]) -> int:
+             planned: Sequence[PlannedConfig], sizes: dict[str, int]) -> int:
     total_bytes = 0
     element_bytes = {"f16": 2, "f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}
     described = []
@@ -218,16 +220,18 @@ def _dry_run(args: argparse.Namespace, request: SpaceRequest, selection: Selecti
           f"{request.window_s} s, cooldown {request.cooldown_s} s; idle {request.idle_s} s "
           f"before and after")
     store = CubinStore(request.cubin_dir) if request.cubin_dir is not None else None
+
+    def show(item: PlannedConfig, result: BuildResult) -> None:
+        state = "stored" if result.cached else ("compiled" if result.ok else "FAILED")
+        print(f"    {item.key:40} block {'x'.join(map(str, item.block)):10} grid "
+              f"{'x'.join(map(str, item.grid)):14} {state}", flush=True)
+
     try:
-        results = compile_all(planned, store)
+        results = compile_all(planned, store, show)
     except ToolchainError as exc:
         print(f"flipflop measure: error: {exc}", file=sys.stderr)
         return command.EXIT_NO_GPU
     failed = [item.key for item, result in results if not result.ok]
-    for item, result in results:
-        state = "stored" if result.cached else ("compiled" if result.ok else "FAILED")
-        print(f"    {item.key:40} block {'x'.join(map(str, item.block)):10} grid "
-              f"{'x'.join(map(str, item.grid)):14} {state}")
     print(f"  compiled {len(results) - len(failed)}/{len(results)} for {args.arch}"
           + (f"; cubins in {request.cubin_dir}" if request.cubin_dir else ""))
     if args.plan_out is not None:
