@@ -371,17 +371,23 @@ def test_a_kernel_that_writes_nothing_is_recorded_incorrect(
     assert [e["correct"] for e in json.loads(out.read_text())["cache"].values()] == [False] * 2
 
 
-def test_a_cubin_that_does_not_load_is_rebuilt(tmp_path: Path, fake_gpu: dict[str, Any],
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_cubins_the_driver_does_not_load_are_rebuilt(tmp_path: Path, fake_gpu: dict[str, Any],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     cubins = tmp_path / "cubins"
-    argv = ["measure", *PNPOLY_OPTIONS, *SMALL, "--sample", "1", "--cubin-dir", str(cubins)]
+    argv = ["measure", *PNPOLY_OPTIONS, *SMALL, "--sample", "2", "--cubin-dir", str(cubins)]
     assert measure.run(_args([*argv, "--dry-run", "--arch", "sm_90"])) == 0
-    (stored,) = cubins.glob("*.cubin")
-    stored.write_bytes(b"not a cubin")  # e.g. made by a compiler this driver cannot load
+    stored = sorted(cubins.glob("*.cubin"))
+    assert len(stored) == 2
+    for path in stored:
+        path.write_bytes(b"not a cubin")  # e.g. made by a compiler this driver cannot load
     out = tmp_path / "rebuilt.json"
     assert measure.run(_args([*argv, "--out", str(out)])) == 0
-    assert "1 measured, 0 already there, 0 failed to compile" in capsys.readouterr().out
-    assert stored.read_bytes().startswith(b"\x7fELF")
+    captured = capsys.readouterr()
+    assert "building the 2 remaining cubins here" in captured.err
+    assert "2 measured, 0 already there, 0 failed to compile, 0 to run" in captured.out
+    assert all(path.read_bytes().startswith(b"\x7fELF") for path in stored)
+    env = json.loads((tmp_path / "rebuilt.env.json").read_text())
+    assert env["method"]["compiler"].startswith("nvrtc 13.")
 
 
 def test_without_a_gpu_a_space_measurement_is_exit_3(tmp_path: Path,

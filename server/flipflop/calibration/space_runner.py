@@ -33,7 +33,6 @@ from flipflop.calibration.kernel_build import (
     BuildRequest,
     BuildResult,
     CubinStore,
-    build,
     build_all,
     kernel_tuner_options,
     kernel_tuner_text,
@@ -178,6 +177,7 @@ class SpaceSummary:
     runtime_failed: int
     incorrect: int
     seconds: float
+    compilers: tuple[str, ...] = ()  # what made the cubins measured, e.g. "nvrtc 13.0"
 
 
 class _Arguments:
@@ -268,9 +268,21 @@ def _measure_all(request: SpaceRequest, todo: Sequence[PlannedConfig],
     progress(f"{info.name}: idle {idle_w:.1f} W; {len(todo)} configurations to measure, "
              f"{len(planned) - len(todo)} already in {writer.path}")
     counts = {"compile": 0, "runtime": 0, "incorrect": 0}
-    for index, (item, result) in enumerate(zip(todo, built, strict=True), 1):
-        entry = _measure_config(request, item, result, device, nvml, arguments, store, params,
-                                info.sms, idle_w)
+    results = list(built)
+    for index, item in enumerate(todo, 1):
+        try:
+            entry = _measure_config(request, item, results[index - 1], device, nvml, arguments,
+                                    params, info.sms, idle_w)
+        except _StoredCubinRejected as rejected:
+            # Cubins made elsewhere that this driver does not load (a newer compiler, say):
+            # build every one still to measure here, in parallel, and go on.
+            progress(f"{rejected}: building the {len(todo) - index + 1} remaining cubins here")
+            rest = todo[index - 1:]
+            for other in rest:
+                store.forget(other.build.key())
+            results[index - 1:] = build_all([other.build for other in rest], store)
+            entry = _measure_config(request, item, results[index - 1], device, nvml, arguments,
+                                    params, info.sms, idle_w)
         writer.append(item.key, entry)
         if entry["time"] == COMPILATION_FAILED:
             counts["compile"] += 1
@@ -287,7 +299,12 @@ def _measure_all(request: SpaceRequest, todo: Sequence[PlannedConfig],
         skipped=len(planned) - len(todo), compile_failed=counts["compile"],
         runtime_failed=counts["runtime"], incorrect=counts["incorrect"],
         seconds=time.perf_counter() - started,
+        compilers=tuple(sorted({r.compiler for r in results if r.ok})),
     )
+
+
+class _StoredCubinRejected(RuntimeError):
+    """The driver refused to load a cubin from the store."""
 
 
 def _describe(index: int, total: int, item: PlannedConfig, entry: Mapping[str, Any]) -> str:
@@ -312,7 +329,6 @@ def _measure_config(
     device: CudaDevice,
     nvml: NvmlDevice,
     arguments: _Arguments,
-    store: CubinStore,
     params: Mapping[str, float],
     sms: int,
     idle_w: float,
@@ -323,14 +339,10 @@ def _measure_config(
         if result.ok:
             try:
                 module = device.load_module(result.cubin)
-            except GpuError:
-                if not result.cached:
-                    raise
-                # A stored cubin this driver cannot load (made by a newer compiler, say):
-                # build it here instead.
-                store.forget(item.build.key())
-                result = build(item.build, store)
-                module = device.load_module(result.cubin) if result.ok else None
+            except GpuError as error:
+                if result.cached:
+                    raise _StoredCubinRejected(f"{item.key}: {error}") from error
+                raise
         # Kernel Tuner's compile_time: compiling (when it was done, here or before) and loading.
         compile_ms = result.seconds * 1e3 + (time.perf_counter() - started) * 1e3
         if module is None:

@@ -169,8 +169,9 @@ def environment(request: SpaceRequest, selection: Selection, summary: SpaceSumma
         "method": {
             "repeats": request.repeats, "window_s": request.window_s,
             "cooldown_s": request.cooldown_s, "idle_s": request.idle_s,
-            "compiler": f"NVRTC {nvrtc_version()} (Kernel Tuner's cuda-python rules, real "
-                        f"architecture)",
+            "compiler": f"{', '.join(summary.compilers) or 'none'} (Kernel Tuner's "
+                        f"cuda-python rules, a cubin for the real architecture); NVRTC here "
+                        f"{nvrtc_version()}",
             "compiler_options": list(request.compiler_options),
             "data_seed": DATA_SEED,
             "energy": "nvml_energy: board energy per launch from the total-energy counter "
