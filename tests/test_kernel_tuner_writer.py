@@ -8,15 +8,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import kernel_tuner  # the dev extra installs it: the writer is checked against the real thing
 import pytest
+from kernel_tuner import util as kt_util
+from kernel_tuner.interface import Options
 
-kernel_tuner = pytest.importorskip("kernel_tuner")
-from kernel_tuner import util as kt_util  # noqa: E402
-from kernel_tuner.interface import Options  # noqa: E402
-
-from flipflop.formats.errors import FormatError  # noqa: E402
-from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache  # noqa: E402
-from flipflop.formats.kernel_tuner_writer import (  # noqa: E402
+from flipflop.formats.errors import FormatError
+from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
+from flipflop.formats.kernel_tuner_writer import (
     RUNTIME_FAILED,
     CacheHeader,
     KernelTunerCacheWriter,

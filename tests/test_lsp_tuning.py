@@ -13,7 +13,7 @@ from lsp_fixtures.harness import diagnostics_for, open_document, running_server
 
 pytestmark = pytest.mark.usefixtures("cuda_toolchain")
 
-SOURCE = (Path(__file__).parent / "kernel_tuner" / "tunable_scale.cu").read_text().replace(
+SOURCE = (Path(__file__).parent / "tunable" / "tunable_scale.cu").read_text().replace(
     "// flipflop: tune block_size_x=32..1024:32 tile_size=1,2,4,8",
     "// flipflop: tune block_size_x=64,256,1024 tile_size=1,8",
 )

@@ -18,7 +18,7 @@ from flipflop.space.errors import SpaceError
 from flipflop.space.request import SpaceOptions
 
 CORPUS = Path(__file__).parent / "corpus"
-SCALE = Path(__file__).parent / "kernel_tuner" / "tunable_scale.cu"
+SCALE = Path(__file__).parent / "tunable" / "tunable_scale.cu"
 # A small corner of the annotated space keeps the compiles few.
 SMALL = ("block_size_x=64,256,1024", "tile_size=1,4")
 
