@@ -19,6 +19,8 @@ from flipflop.advice import (
     energy_drivers,
     pareto_flags,
 )
+from flipflop.advice.drivers import MAX_DRIVERS
+from flipflop.advice.ties import predictions_tie, tie_groups, values_tie
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -300,7 +302,7 @@ def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
     )
     document = json.loads(json.dumps(advice_to_json(advice)))
     config = document["configs"][0]
-    assert set(config) == {
+    assert set(config) - {"tie_group"} == {
         "block",
         "power_limit_w",
         "active_blocks_per_sm",
@@ -330,3 +332,100 @@ def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
         "energy_j",
     }
     assert all(set(d) == {"kind", "share", "message", "lines"} for d in document["drivers"])
+
+
+def test_ties_are_anchored_on_the_fastest_so_a_chain_does_not_drift(
+    rtx3070: GpuProfile,
+) -> None:
+    shape = LaunchShape((256, 1, 1), (4096, 1, 1))
+    base = predict(rtx3070, Resources(registers=32), streaming_work(shape), shape)
+    # Each step is 0.8%: neighbours tie, but the third is 1.6% from the first.
+    chain = [
+        replace(base, block=(32 * (k + 1), 1, 1), time_s=base.time_s * (1.008**k),
+                energy_j=base.energy_j * (1.008**k))
+        for k in range(3)
+    ]
+    capped = replace(chain[0], block=(512, 1, 1), power_limit_w=150.0)
+    groups = tie_groups([chain[2], capped, chain[1], chain[0]])
+    assert [[p.block for p in g.members] for g in groups] == [[(32, 1, 1), (64, 1, 1)]]
+    assert values_tie(1.0, 1.01) and not values_tie(1.0, 1.0101)
+    assert predictions_tie(chain[0], chain[1]) and not predictions_tie(chain[0], capped)
+
+
+def test_advice_groups_every_tie_once_and_json_numbers_them(rtx3070: GpuProfile) -> None:
+    advice = advise(
+        rtx3070,
+        Resources(registers=32),
+        lambda shape: streaming_work(shape, n=1 << 26),
+        ProblemSize(threads=(1 << 26, 1, 1)),
+        current_block=(256, 1, 1),
+        power_limits=True,
+    )
+    assert advice.ties, "a memory-bound stream over 2^26 elements ties at many block sizes"
+    seen: set[tuple[object, object]] = set()
+    for group in advice.ties:
+        anchor = group.anchor
+        assert anchor.time_s == min(p.time_s for p in group.members)
+        for member in group.members:
+            assert predictions_tie(anchor, member)
+            key = (member.block, member.power_limit_w)
+            assert key not in seen
+            seen.add(key)
+            assert advice.tie_group(member) is group
+    document = json.loads(json.dumps(advice_to_json(advice)))
+    numbered = [c for c in document["configs"] if "tie_group" in c]
+    assert len(numbered) == len(seen)
+    for config in numbered:
+        group = advice.ties[config["tie_group"]]
+        assert (tuple(config["block"]), config["power_limit_w"]) in {
+            (p.block, p.power_limit_w) for p in group.members
+        }
+
+
+def test_drivers_merge_by_line_and_sum_the_smallest_as_other(rtx3070: GpuProfile) -> None:
+    shape = LaunchShape((256, 1, 1), (4096, 1, 1))
+
+    def strided(line: int, sectors: float, store: bool = False) -> SiteWork:
+        return SiteWork("global", store, "strided", (line,), 1.0, 4.0, sectors, 1.0, 128)
+
+    # Line 30 compiles to four loads and a store (an unrolled loop); lines 40..49 one load each.
+    repeated = [strided(30, 1.0) for _ in range(4)] + [strided(30, 1.0, store=True)]
+    spread = [strided(40 + k, 0.5 + 0.05 * k) for k in range(10)]
+    sites = tuple(repeated + spread)
+    kernel = replace(
+        streaming_work(shape),
+        global_load_bytes=4.0 * 14,
+        global_store_bytes=4.0,
+        global_load_sectors=sum(s.sectors for s in sites if not s.is_store),
+        global_store_sectors=1.0,
+        sites=sites,
+    )
+    resources = Resources(registers=32)
+    prediction = predict(rtx3070, resources, kernel, shape)
+    drivers = energy_drivers(rtx3070, resources, kernel, prediction)
+    assert len(drivers) == MAX_DRIVERS
+    assert [d.share for d in drivers[:-1]] == sorted((d.share for d in drivers[:-1]), reverse=True)
+    line_30 = [d for d in drivers if d.kind == "coalescing" and d.lines == (30,)]
+    assert len(line_30) == 1
+    assert line_30[0].message.startswith(
+        "strided loads and stores (stride 128 B) at line 30 (5 instructions): "
+    )
+    one_load = next(d for d in drivers if d.kind == "coalescing" and d.lines == (49,))
+    # Each access at line 30 moves 1 sector of which 1/8 is useful, like line 49's 0.95 sectors
+    # with 1/8 useful: five of them weigh about five times as much.
+    assert line_30[0].share == pytest.approx(5 * one_load.share * (1 - 1 / 8) / (0.95 - 1 / 8),
+                                             rel=1e-6)
+    other = drivers[-1]
+    assert other.kind == "other" and other.kind in DRIVER_KINDS
+    shown = {line for d in drivers[:-1] if d.kind == "coalescing" for line in d.lines}
+    # The rest above the 1% noise floor (the smallest lines fall below it and are dropped).
+    assert other.lines and set(other.lines) <= {40 + k for k in range(10)} - shown
+    assert min(other.lines) > 40
+    assert other.message.startswith(f"{len(other.lines)} smaller drivers (uncoalesced accesses)")
+    # The smallest lines, summed: each weighs its sectors beyond the ideal 1/8.
+    excess = {40 + k: 0.5 + 0.05 * k - 1 / 8 for k in range(10)}
+    assert other.share == pytest.approx(
+        one_load.share * sum(excess[line] for line in other.lines) / excess[49], rel=1e-6
+    )
+    every = [*spread, *repeated]
+    assert {line for s in every for line in s.lines} <= {line for d in drivers for line in d.lines}

@@ -162,3 +162,10 @@ def test_run_analysis_turns_every_failure_into_a_finding(tmp_path: Path) -> None
     assert found.failure is None and found.log is None
     assert found.result is not None
     assert "FF001" in [f.code for f in found.findings]
+
+
+def test_a_pre_turing_gpu_setting_says_why_it_is_refused() -> None:
+    settings, problems = parse_settings({"gpu": "v100"}, Settings(), KNOWN)
+    assert settings.gpu == Settings().gpu
+    (problem,) = problems
+    assert "sm_70" in problem and "nvcc 13 cannot compile" in problem

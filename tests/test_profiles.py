@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import subprocess
@@ -11,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from flipflop.gpu.dvfs import relative_voltage_curve
+from flipflop.gpu.legacy import legacy_gpu, legacy_gpus
 from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import (
     KINDS,
     ProfileFormatError,
     UnknownGpuError,
+    UnsupportedGpuError,
+    known_gpu_ids,
     list_profiles,
     load_profile,
     load_profile_file,
@@ -23,10 +27,40 @@ from flipflop.gpu.profiles import (
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "calibration" / "profiles"
-SWEEP = ROOT.parent / "shared" / "data" / "a100-pcie-fp32-clock-sweep.json"
+SHARED = ROOT.parent / "shared" / "data"
+SWEEP = SHARED / "a100-pcie-fp32-clock-sweep.json"
+MEASURED_CACHES = sorted((SHARED / "measured").glob("*/*.json.gz"))
 REQUIRED = {
     "rtx3070", "quadro-rtx5000", "rtx5000-ada", "rtx4090", "l4", "a100-sxm4-80gb", "h100-sxm",
     "h200",
+    # the GPUs of the measured search spaces in ../shared/data/measured
+    "rtx3090", "rtx2080ti", "rtx-a6000",
+    "a100-pcie-40gb", "rtx-a4000", "rtx-a5000", "titan-rtx", "rtx3060-laptop", "rtx3080",
+    "rtx4070", "t4", "a10", "l40s", "h100-pcie",
+}
+# Peak rates NVIDIA publishes (TFLOPS at the boost clock), to check SMs x per-SM rate x clock:
+# FP32 and dense FP16 tensor with FP32 accumulate (half of the sparsity figure where only that
+# is given). Whitepapers: GA102 (RTX 3090/3080), Turing (RTX 2080 Ti); datasheets otherwise.
+PUBLISHED_TFLOPS = {
+    "rtx3090": (35.6, 71.0),
+    "rtx3080": (29.8, 59.5),
+    "rtx2080ti": (13.4, 53.8),
+    "rtx-a6000": (38.7, 309.7 / 2),
+    "rtx-a5000": (27.8, 222.2 / 2),
+    "rtx-a4000": (19.2, 153.4 / 2),
+    "a10": (31.2, 125.0),
+    "a100-pcie-40gb": (19.5, 312.0),
+    "t4": (8.1, 65.0),
+    "titan-rtx": (16.3, 130.0),
+    "rtx4070": (29.1, 466.0 / 8),  # "466 AI TOPS": FP8 with sparsity = 8 x FP32-accumulate FP16
+    "l40s": (91.6, 362.05),
+    "h100-pcie": (51.0, None),  # the tensor peak is quoted at a clock below the boost clock
+}
+# NVML device names in the measured caches -> the profile `flipflop validate` must pick.
+MEASURED_DEVICES = {
+    "NVIDIA GeForce RTX 3090": "rtx3090",
+    "NVIDIA GeForce RTX 2080 Ti": "rtx2080ti",
+    "NVIDIA RTX A6000": "rtx-a6000",
 }
 # DESIGN §5: cc -> (threads/SM, warps/SM, blocks/SM, smem/SM KB, opt-in/block KB, smem unit B)
 CC_TABLE = {
@@ -146,8 +180,89 @@ def test_voltage_curve_recovers_a_known_curve() -> None:
 
 
 def test_unknown_gpu_lists_the_known_ones() -> None:
-    with pytest.raises(UnknownGpuError, match=r"unknown GPU 'gtx480'; known: a100-sxm4-80gb, "):
+    with pytest.raises(UnknownGpuError) as raised:
         load_profile("gtx480")
+    assert str(raised.value) == f"unknown GPU 'gtx480'; known: {', '.join(known_gpu_ids())}"
+    assert not isinstance(raised.value, UnsupportedGpuError)
+
+
+@pytest.mark.parametrize("gpu_id", sorted(PUBLISHED_TFLOPS))
+def test_rates_reproduce_the_published_peaks(gpu_id: str) -> None:
+    profile = load_profile(gpu_id)
+    fp32, tensor = PUBLISHED_TFLOPS[gpu_id]
+    per_clock = profile.sms * profile.boost_clock_mhz * 1e6 / 1e12
+    assert profile.rates.fp32_flops * per_clock == pytest.approx(fp32, rel=0.015)
+    if tensor is not None:
+        assert profile.rates.tensor_flops * per_clock == pytest.approx(tensor, rel=0.015)
+
+
+@pytest.mark.skipif(not MEASURED_CACHES, reason="the shared measured data is not checked out")
+def test_every_measured_device_has_a_profile_of_that_name() -> None:
+    names = set()
+    for cache in MEASURED_CACHES:
+        with gzip.open(cache, "rt", encoding="utf-8") as stream:
+            names.add(json.load(stream)["device_name"])
+    assert names == set(MEASURED_DEVICES)
+    by_name = {p.name.lower(): p.id for p in list_profiles()}
+    for name, gpu_id in MEASURED_DEVICES.items():
+        assert by_name[name.lower()] == gpu_id
+        assert load_profile(name).id == gpu_id
+
+
+def test_a_profile_is_found_by_its_device_name_in_any_case() -> None:
+    assert load_profile("nvidia geforce rtx 3060 laptop gpu").id == "rtx3060-laptop"
+    assert load_profile("Tesla T4").id == "t4"
+
+
+@pytest.mark.parametrize(
+    ("given", "described", "capability"),
+    [
+        ("v100", "Tesla V100 (sm_70)", "7.0"),
+        ("tesla-v100", "Tesla V100 (sm_70)", "7.0"),
+        ("Tesla V100-SXM2-16GB", "Tesla V100 (sm_70)", "7.0"),
+        ("titan-v", "TITAN V (sm_70)", "7.0"),
+        ("p100", "Tesla P100 (sm_60)", "6.0"),
+        ("gtx1080", "GeForce GTX 1080 (sm_61)", "6.1"),
+        ("geforce-gtx-1080-ti", "GeForce GTX 1080 Ti (sm_61)", "6.1"),
+        ("titan-x", "TITAN X (sm_52/sm_61)", "5.2 or 6.1"),
+        ("gtx980", "GeForce GTX 980 (sm_52)", "5.2"),
+        ("Tesla M40", "Tesla M40 (sm_52)", "5.2"),
+        ("sm_72", "sm_72", "7.2"),
+    ],
+)
+def test_pre_turing_gpus_are_refused_with_the_reason(
+    given: str, described: str, capability: str
+) -> None:
+    with pytest.raises(UnsupportedGpuError) as raised:
+        load_profile(given)
+    message = str(raised.value)
+    assert message.startswith(
+        f"{described} is not supported: nvcc 13 cannot compile for compute capability {capability}"
+    )
+    assert "CUDA 12" in message and message.endswith(", ".join(known_gpu_ids()))
+
+
+def test_no_shipped_gpu_is_mistaken_for_a_pre_turing_one() -> None:
+    for profile in list_profiles():
+        assert legacy_gpu(profile.id) is None and legacy_gpu(profile.name) is None, profile.id
+    for spelling in ("sm_75", "sm_86", "sm_35", "gtx480", "quadro-rtx5000", "titan-rtx"):
+        assert legacy_gpu(spelling) is None, spelling
+    for gpu in legacy_gpus():
+        assert gpu.compute_capabilities and max(gpu.compute_capabilities) < (7, 5)
+        assert legacy_gpu(gpu.name) == gpu  # names do not shadow each other
+
+
+@pytest.mark.skipif(not SWEEP.is_file(), reason="the shared A100 clock sweep is not checked out")
+def test_the_shipped_profiles_are_what_the_generator_writes(tmp_path: Path) -> None:
+    script = ROOT / "calibration" / "scripts" / "generate_profiles.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    written = sorted(path.name for path in tmp_path.glob("*.json"))
+    assert written == [path.name for path in FILES]
+    for name in written:
+        assert (tmp_path / name).read_text() == (PROFILE_DIR / name).read_text(), name
 
 
 def test_a_malformed_profile_file_is_rejected_with_the_field(tmp_path: Path) -> None:
@@ -189,3 +304,28 @@ def test_profiles_command_table() -> None:
     done = run_cli("profiles")
     assert done.returncode == 0, done.stderr
     assert "rtx3070" in done.stdout and "sm_86" in done.stdout
+
+
+def test_profiles_command_shows_only_the_gpus_named() -> None:
+    done = run_cli("profiles", "rtx2080ti", "--gpu", "NVIDIA RTX A6000", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)
+    assert [entry["id"] for entry in listed] == ["rtx2080ti", "rtx-a6000"]
+    assert listed[0]["compute_capability"] == [7, 5] and listed[1]["sms"] == 84
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("profiles", "v100"),
+        ("profiles", "--gpu", "tesla-v100"),
+        ("occupancy", "--gpu", "v100", "--regs", "32", "--smem", "0"),
+        ("analyze", str(ROOT / "examples" / "attention.cu"), "--gpu", "v100"),
+    ],
+    ids=["profiles", "profiles-gpu", "occupancy", "analyze"],
+)
+def test_commands_refuse_a_pre_turing_gpu_with_exit_1(args: tuple[str, ...]) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 1
+    assert "Tesla V100 (sm_70) is not supported: nvcc 13 cannot compile" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""

@@ -1,4 +1,4 @@
-"""Validation metrics against hand-computed values on a synthetic measurement fixture."""
+"""Validation metrics against hand-computed values; `flipflop validate` on measurement files."""
 
 from __future__ import annotations
 
@@ -10,98 +10,99 @@ import pytest
 
 from flipflop.calibration.records import read_measurement
 from flipflop.calibration.validation import (
-    KernelPrediction,
-    PredictedConfig,
-    heuristic_order,
+    ScoredConfig,
     mape,
+    score_file,
     spearman,
-    summarize,
-    validation_metrics,
+    top_recall,
+    validation_to_json,
 )
 from flipflop.commands import validate
 
 FIXTURE = Path(__file__).parent / "data" / "synthetic-h200" / "workloads" / "vector_add.json"
-B64, B128, B256, B1024 = (64, 1, 1), (128, 1, 1), (256, 1, 1), (1024, 1, 1)
 
-# Measured (fixture): time 2.0, 1.8, 1.7, 1.75 (×1e-4 s); power 500, 520, 540, 560 W
-# → energy 0.1, 0.0936, 0.0918, 0.098 J: the optimum is 256.
-PREDICTION = KernelPrediction(
-    configs=(
-        PredictedConfig(B64, 2.2e-4, 450.0, 2.2e-4 * 450.0),
-        PredictedConfig(B128, 1.9e-4, 480.0, 1.9e-4 * 480.0),
-        PredictedConfig(B256, 1.6e-4, 500.0, 1.6e-4 * 500.0),
-        PredictedConfig(B1024, 1.5e-4, 560.0, 1.5e-4 * 560.0),
-    ),
-    recommendation=B256,
-    recommended_set=(B256, B1024),
-    heuristic=B1024,
-    # Equal resident threads everywhere, so ties go to the larger block.
-    heuristic_order=heuristic_order([B64, B128, B256, B1024], [2048, 2048, 2048, 2048]),
-)
+
+def _config(label: str, measured: tuple[float, float], predicted: tuple[float, float],
+            resident: int, threads: int, recommended: bool) -> ScoredConfig:
+    (mt, mp), (pt, pp) = measured, predicted
+    return ScoredConfig(label, mt, mp, mt * mp, pt, pp, pt * pp, resident, threads, recommended)
+
+
+# Measured: time 2.0, 1.8, 1.7, 1.75 (×1e-4 s); power 500, 520, 540, 560 W
+# → energy 0.1, 0.0936, 0.0918, 0.098 J: the optimum is 256, the fastest 256 too.
+CONFIGS = [
+    _config("64", (2.0e-4, 500.0), (2.2e-4, 450.0), 2048, 64, False),
+    _config("128", (1.8e-4, 520.0), (1.9e-4, 480.0), 2048, 128, False),
+    _config("256", (1.7e-4, 540.0), (1.6e-4, 500.0), 2048, 256, True),
+    _config("1024", (1.75e-4, 560.0), (1.5e-4, 560.0), 2048, 1024, True),
+]
 
 
 def test_metrics_equal_hand_computed_values() -> None:
-    result = validation_metrics(read_measurement(FIXTURE), PREDICTION)
-    ours, occupancy = result.flipflop, result.heuristic
-    assert result.measured_best == B256
-    assert result.candidates == 4
+    result = score_file("f.json", "h200", "vector_add", CONFIGS, pick="256")
+    m = result.metrics
+    assert result.measured == ("time", "power", "energy")
+    assert result.measured_best == "256" and result.predicted_fastest == "1024"
     # energy ranks predicted (4,3,1,2) vs measured (4,2,1,3): Σd² = 2 → 1 − 6·2/(4·15)
-    assert ours.spearman_energy == pytest.approx(0.8)
+    assert m.spearman_energy == pytest.approx(0.8)
     # time ranks (4,3,2,1) vs (4,3,1,2): Σd² = 2
-    assert ours.spearman_time == pytest.approx(0.8)
-    assert ours.energy_regret == pytest.approx(0.0)
-    assert ours.hit is True
-    assert ours.search_space_reduction == pytest.approx(0.5)
-    assert ours.mape_time == pytest.approx(
-        100 * (0.2 / 2.0 + 0.1 / 1.8 + 0.1 / 1.7 + 0.25 / 1.75) / 4
-    )
-    assert ours.mape_power == pytest.approx(100 * (50 / 500 + 40 / 520 + 40 / 540 + 0) / 4)
-    assert ours.mape_energy == pytest.approx(
-        100 * (0.001 / 0.1 + 0.0024 / 0.0936 + 0.0118 / 0.0918 + 0.014 / 0.098) / 4
-    )
-    assert occupancy.pick == B1024
-    assert occupancy.energy_regret == pytest.approx(0.098 / 0.0918 - 1)
-    assert occupancy.hit is False
-    assert occupancy.search_space_reduction == pytest.approx(0.75)
-    # heuristic order 1024, 256, 128, 64 → ranks (4,3,2,1) vs energy (4,2,1,3): Σd² = 6
-    assert occupancy.spearman_energy == pytest.approx(0.4)
-    assert occupancy.spearman_time == pytest.approx(0.8)
-    assert occupancy.mape_time is None
+    assert m.spearman_time == pytest.approx(0.8)
+    assert m.spearman_power == pytest.approx(1.0)
+    # predicted fastest 1024 measured 1.75 vs best 1.7; the pick 256 is the energy optimum
+    assert m.regret_time == pytest.approx(1.75 / 1.7 - 1)
+    assert m.regret_energy == pytest.approx(0.0)
+    # best 5% of 4 → 1 config (256); predicted best 10% → 1 config (1024): no overlap
+    assert m.top5_recall_time == pytest.approx(0.0)
+    assert m.hit_rate == 1.0
+    assert m.search_space_reduction == pytest.approx(0.5)
+    assert m.mape_time == pytest.approx(100 * (0.2 / 2.0 + 0.1 / 1.8 + 0.1 / 1.7 + 0.25 / 1.75) / 4)
+    assert m.mape_power == pytest.approx(100 * (50 / 500 + 40 / 520 + 40 / 540 + 0) / 4)
+    # Equal resident threads: the heuristic's tie goes to the larger block, 1024.
+    assert result.occupancy_heuristic.ties == 1
+    assert result.occupancy_heuristic.regret_energy == pytest.approx(0.098 / 0.0918 - 1)
+    assert result.most_threads.regret_time == pytest.approx(1.75 / 1.7 - 1)
 
 
-def test_summary_hit_rates_and_means() -> None:
-    measured = read_measurement(FIXTURE)
-    good = validation_metrics(measured, PREDICTION)
-    missing = validation_metrics(
-        measured,
-        KernelPrediction(PREDICTION.configs, B64, (B64,), B64, PREDICTION.heuristic_order),
-    )
-    summary = summarize([good, missing])
-    assert summary.flipflop_hit_rate == pytest.approx(0.5)
-    assert summary.heuristic_hit_rate == pytest.approx(0.0)
-    assert summary.flipflop.energy_regret == pytest.approx((0.0 + (0.1 / 0.0918 - 1)) / 2)
-    assert summary.flipflop.search_space_reduction == pytest.approx((0.5 + 0.75) / 2)
+def test_a_baseline_that_ties_scores_the_mean_of_its_ties() -> None:
+    # Two configurations with 256 threads and the same occupancy: the heuristic cannot choose.
+    tied = [
+        _config("a", (1.0, 100.0), (1.0, 100.0), 2048, 256, True),
+        _config("b", (3.0, 100.0), (2.0, 100.0), 2048, 256, False),
+        _config("c", (2.0, 100.0), (3.0, 100.0), 1024, 128, False),
+    ]
+    result = score_file("f", "g", "k", tied, pick="a")
+    assert result.occupancy_heuristic.ties == 2
+    assert result.occupancy_heuristic.regret_time == pytest.approx((1.0 + 3.0) / 2 / 1.0 - 1)
+    assert result.metrics.regret_time == 0.0 and result.metrics.hit_rate == 1.0
+
+
+def test_time_only_data_has_no_energy_figures() -> None:
+    time_only = [ScoredConfig(str(i), t, None, None, p, 100.0, p * 100, 1024, 256, i == 0)
+                 for i, (t, p) in enumerate([(1.0, 1.0), (2.0, 3.0), (3.0, 2.0)])]
+    result = score_file("f", "g", "k", time_only, pick="0")
+    as_json = validation_to_json(result)
+    assert as_json["measured"] == ["time"]
+    metrics = as_json["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["spearman_energy"] is None and metrics["regret_energy"] is None
+    assert metrics["spearman_time"] == pytest.approx(0.5)
+    assert result.metrics.hit_rate == 1.0  # the measured fastest is the one recommended
 
 
 def test_statistics_edge_cases() -> None:
     assert spearman([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]) == pytest.approx(-1.0)
     assert spearman([1.0, 1.0], [1.0, 2.0]) is None  # constant: undefined
     assert mape([1.0], [0.0]) is None
-    assert heuristic_order([B64, B256], [1024, 2048]) == (B256, B64)
+    # 40 configurations: the measured best 2 against the predicted best 4.
+    measured = [float(i) for i in range(40)]
+    predicted = [float(i) for i in (3, 1, 2, 0, *range(4, 40))]
+    assert top_recall(predicted, measured) == 1.0
+    assert top_recall(list(reversed(measured)), measured) == 0.0
 
 
-def test_no_common_block_is_an_error() -> None:
-    other = KernelPrediction((PredictedConfig((96, 1, 1), 1.0, 1.0, 1.0),), (96, 1, 1), ())
-    with pytest.raises(ValueError, match="no measured block shape"):
-        validation_metrics(read_measurement(FIXTURE), other)
-
-
-def test_table_lists_both_methods() -> None:
-    summary = summarize([validation_metrics(read_measurement(FIXTURE), PREDICTION)])
-    table = validate.format_table(summary)
-    assert "vector_add  flipflop" in table and "occupancy" in table
-    assert "MEAN" in table and "100%" in table  # our hit rate
-    assert json.loads(json.dumps(validate.summary_to_json(summary)))["flipflop_hit_rate"] == 1.0
+def test_no_scored_configuration_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no measured configuration"):
+        score_file("f", "g", "k", [], pick="1")
 
 
 def _validate_args(argv: list[str]) -> argparse.Namespace:
@@ -123,15 +124,59 @@ def test_missing_measurements_are_a_clear_error(
 
 def test_predictions_come_from_the_analysis_of_the_measured_file() -> None:
     measured = read_measurement(FIXTURE)
-    prediction = validate.predict(measured, FIXTURE, "h200", 0.05, None)
-    assert {c.block for c in prediction.configs} == {B64, B128, B256, B1024}
-    assert all(c.time_s > 0 and c.power_w > 0 and c.energy_j > 0 for c in prediction.configs)
-    assert prediction.recommendation in {B64, B128, B256, B1024}
-    assert set(prediction.recommended_set) <= {B64, B128, B256, B1024}
+    result = validate.validate_measurements(measured, FIXTURE, "h200", 0.05, None)
+    assert result.configs == 4 and result.excluded == 0
+    assert result.pick in {"64", "128", "256", "1024"}
+    assert result.metrics.mape_time is not None and result.metrics.mape_time > 0
 
 
-def test_validate_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_command_prints_the_documented_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert validate.run(_validate_args([str(FIXTURE), "--gpu", "h200", "--format", "json"])) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["kernels"][0]["kernel"] == "vector_add"
-    assert report["kernels"][0]["measured_best"] == [256, 1, 1]
+    assert report["kernel"] == "vector_add" and report["gpu"] == "h200"
+    assert report["configs"] == 4 and report["measured"] == ["time", "power", "energy"]
+    assert set(report["metrics"]) == {
+        "spearman_time", "spearman_power", "spearman_energy", "regret_time", "regret_energy",
+        "top5_recall_time", "hit_rate", "search_space_reduction", "mape_time", "mape_power",
+        "mape_energy",
+    }
+    assert set(report["baselines"]) == {"occupancy_heuristic", "most_threads"}
+    assert report["measured_best"] == "256"
+
+
+def test_validate_command_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert validate.run(_validate_args([str(FIXTURE.parent), "--gpu", "h200"])) == 0
+    table = capsys.readouterr().out
+    assert table.splitlines()[0].startswith("file") and "vector_add.json" in table
+
+
+MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+
+
+def test_a_kernel_tuner_cache_validates_end_to_end(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert MEASURED.is_dir(), f"{MEASURED} is missing: the tests need the shared measured data"
+    cache = MEASURED / "pnpoly" / "RTX_3090.json.gz"
+    argv = [str(cache), "--sample", "8", "--seed", "5", "--param", "n=20000000",
+            "--format", "json", "--no-cache"]
+    assert validate.run(_validate_args(argv)) == 0
+    report = json.loads(capsys.readouterr().out)
+    # The profile comes from the measured device's name, the kernel from the T1 file beside it.
+    assert report["gpu"] == "rtx3090" and report["kernel"] == "cn_pnpoly"
+    assert report["configs"] + report["excluded"] == 8
+    assert report["measured"] == ["time"]
+    assert -1.0 <= report["metrics"]["spearman_time"] <= 1.0
+    assert report["metrics"]["regret_time"] >= 0.0
+    assert report["baselines"]["occupancy_heuristic"]["regret_energy"] is None
+
+
+def test_a_cache_without_its_source_is_a_clear_error(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "RTX_3090.json.gz"
+    copy.write_bytes((MEASURED / "gemm" / "RTX_3090.json.gz").read_bytes())
+    assert validate.run(_validate_args([str(copy)])) == 1
+    assert "give --source" in capsys.readouterr().err
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(b"\x1f\x8b not really gzip")
+    assert validate.run(_validate_args([str(broken)])) == 1
+    assert "broken.json.gz" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """Writes calibration/profiles/*.json from the published specifications cited in each entry.
 
 The JSON files are the artifact that ships; this script records how their derived numbers were
-computed. Run it from anywhere: `python calibration/scripts/generate_profiles.py`.
+computed. Run it from anywhere: `python calibration/scripts/generate_profiles.py [OUT_DIR]`
+(default: calibration/profiles; tests write elsewhere and compare with the shipped files).
 """
 import json
 import sys
@@ -11,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "server"))
 from flipflop.gpu.dvfs import relative_voltage_curve  # noqa: E402
 
-OUT = str(ROOT / "calibration" / "profiles")
+OUT = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "calibration" / "profiles")
 GUIDE = "CUDA C++ Programming Guide 13.0, 'Compute Capabilities', technical specifications table"
 HEADER = "cuda_occupancy.h (CUDA 13.0)"
 SWEEP = "../shared/data/a100-pcie-fp32-clock-sweep.json (Kernel Tuner tutorial, A100-PCIE-40GB, 2023-04-17)"
@@ -19,6 +20,9 @@ SWEEP = "../shared/data/a100-pcie-fp32-clock-sweep.json (Kernel Tuner tutorial, 
 def spec(v, s): return {"value": v, "source": s, "kind": "spec"}
 def derived(v, s): return {"value": v, "source": s, "kind": "derived"}
 def measured(v, s): return {"value": v, "source": s, "kind": "measured"}
+def stated(p, key, v, s):
+    # A figure NVIDIA does not publish for this product is `derived` (p["derived"] names it); its source says how.
+    return derived(v, s) if key in p.get("derived", ()) else spec(v, s)
 
 ARCH = {
  # cc: threads/SM, blocks/SM, smem/SM, optin, unit, reserved, carveouts, barriers/SM (None below 9.0)
@@ -151,14 +155,14 @@ def profile(p):
       "compute_capability": spec(list(cc), f"{GUIDE}: CUDA GPUs list, {p['name']} = {cc[0]}.{cc[1]}"),
       "sms": spec(sms, p["src"] + f": {sms} SMs"),
       "limits": limits(cc),
-      "base_clock_mhz": spec(p["base"], p["clk_src"]),
-      "boost_clock_mhz": spec(boost, p["clk_src"]),
+      "base_clock_mhz": stated(p, "base", p["base"], p.get("base_src", p["clk_src"])),
+      "boost_clock_mhz": stated(p, "boost", boost, p["clk_src"]),
       "memory_bandwidth_gbs": bw,
-      "dram_peak_bandwidth_gbs": spec(bw_peak, p["bw_src"]),
-      "l2_bytes": spec(p["l2_mb"] * 1024 * 1024, p["l2_src"]),
+      "dram_peak_bandwidth_gbs": stated(p, "bw", bw_peak, p["bw_src"]),
+      "l2_bytes": stated(p, "l2", round(p["l2_mb"] * 1024 * 1024), p["l2_src"]),
       "rates": r,
       "power": power,
-      "tdp_w": spec(tdp, p["tdp_src"]),
+      "tdp_w": stated(p, "tdp", tdp, p["tdp_src"]),
       "power_limit_min_w": p["pl_min"],
       "power_limit_max_w": p["pl_max"],
       "dvfs_points": derived(dvfs, f"relative V(f) of the A100 clock sweep (gpu/dvfs.py on {SWEEP}: P0 = {c.idle_intercept_w:.2f} W from a line through the 3 lowest clocks, V/Vmax = sqrt(((P-P0)/f)/((Pmax-P0)/fmax))), clocks scaled by {boost}/1410 MHz; assumption: the same relative curve on this GPU"),
@@ -172,6 +176,8 @@ def assume_min(tdp, frac, why=""):
     return derived(round(tdp * frac), f"assumption: {frac:.0%} of TDP as the lowest settable limit{why}; read nvidia-smi -q -d POWER on the device to replace")
 def max_is_tdp(tdp, src):
     return spec(tdp, f"{src}: default = maximum power limit = TDP")
+def max_is_default(tdp, src):
+    return derived(tdp, f"{src}: {tdp} W is the default power limit; NVIDIA does not publish how far a GeForce board lets it be raised (the board maker decides), so the default is taken as the highest (assumption)")
 
 GPUS = [
  dict(id="rtx3070", name="NVIDIA GeForce RTX 3070", cc=(8, 6), sm="ga10x", sms=46, base=1500, boost=1725,
@@ -215,6 +221,79 @@ GPUS = [
       bw_measured=(4300, "our measurement on the lent H200: 4.3 TB/s device-to-device copy (DESIGN §5)"),
       l2_mb=50, l2_src="NVIDIA H100 whitepaper: GH100 L2 50 MB as configured in H100 SXM5 (H200 uses the same GH100 configuration)", tdp=700, tdp_src="NVIDIA H200 datasheet: up to 700 W configurable max TDP (SXM)",
       tensor=4096, tensor_note="same GH100 SM as H100", node=5),
+ # The GPUs of ../shared/data/measured (names as NVML reports them in those caches).
+ dict(id="rtx3090", name="NVIDIA GeForce RTX 3090", cc=(8, 6), sm="ga10x", sms=82, base=1395, boost=1695,
+      src="NVIDIA Ampere GA102 GPU Architecture whitepaper, appendix (GA102, RTX 3090: 10496 CUDA cores / 128 per SM)", clk_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 base 1395 / boost 1695 MHz",
+      bw=936, bw_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 19.5 Gbps GDDR6X, 384-bit = 936 GB/s peak", dram="GDDR6X",
+      l2_mb=6, l2_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 L2 6144 KB", tdp=350, tdp_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 350 W total graphics power",
+      tensor=512, tensor_note="GeForce GA10x runs FP16 with FP32 accumulate at half the FP16-accumulate rate (whitepaper appendix: RTX 3090 71 dense TFLOPS = 82 SMs x 512 x 1.695 GHz)", node=8),
+ dict(id="rtx2080ti", name="NVIDIA GeForce RTX 2080 Ti", cc=(7, 5), sm="turing", sms=68, base=1350, boost=1545,
+      src="NVIDIA Turing GPU Architecture whitepaper, appendix (TU102, RTX 2080 Ti: 4352 CUDA cores / 64 per SM)", clk_src="NVIDIA Turing whitepaper, appendix: RTX 2080 Ti reference base 1350 / boost 1545 MHz (the Founders Edition boosts to 1635 MHz)",
+      bw=616, bw_src="NVIDIA Turing whitepaper, appendix: RTX 2080 Ti 14 Gbps GDDR6, 352-bit = 616 GB/s peak", dram="GDDR6",
+      l2_mb=5.5, l2_src="NVIDIA Turing whitepaper, appendix: RTX 2080 Ti L2 5632 KB", tdp=250, tdp_src="NVIDIA Turing whitepaper, appendix: RTX 2080 Ti reference 250 W TDP (Founders Edition 260 W)",
+      tensor=512, tensor_note="GeForce Turing runs FP32 accumulate at half rate (whitepaper appendix: RTX 2080 Ti 53.8 TFLOPS at the reference boost = 68 SMs x 512 x 1.545 GHz)", node=12),
+ dict(id="rtx-a6000", name="NVIDIA RTX A6000", cc=(8, 6), sm="ga10x", sms=84, base=1410, boost=1800,
+      src="NVIDIA RTX A6000 datasheet (GA102, 10,752 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 38.7 TFLOPS FP32 (84 SMs x 256 x 1.8 GHz)",
+      bw=768, bw_src="NVIDIA RTX A6000 datasheet: 48 GB GDDR6, 384-bit, 768 GB/s peak", dram="GDDR6",
+      l2_mb=6, l2_src=f"NVIDIA Ampere GA102 whitepaper: 512 KB of L2 per 32-bit memory controller x 12 on the 384-bit bus = 6144 KB, the full GA102 L2; {TPU} agrees", tdp=300, tdp_src="NVIDIA RTX A6000 datasheet: 300 W max power consumption",
+      tensor=1024, tensor_note="professional GA10x runs FP32 accumulate at full rate (datasheet: 309.7 TFLOPS with sparsity = 2 x 84 SMs x 1024 x 1.8 GHz)", node=8, derived=("l2",)),
+ # GPUs users commonly have.
+ dict(id="a100-pcie-40gb", name="NVIDIA A100-PCIE-40GB", cc=(8, 0), sm="ga100", sms=108, base=765, boost=1410,
+      src="NVIDIA A100 Tensor Core GPU Architecture whitepaper, A100 (GA100, 6,912 CUDA cores / 64 per SM)", clk_src=f"{TPU}; boost 1410 MHz as in the A100 whitepaper's peak-rate table and the top clock of {SWEEP}",
+      bw=1555, bw_src="NVIDIA A100 PCIe datasheet (2020): A100 40GB PCIe 1,555 GB/s HBM2 peak", dram="HBM",
+      l2_mb=40, l2_src="NVIDIA A100 whitepaper: 40 MB L2", tdp=250, tdp_src="NVIDIA A100 PCIe datasheet (2020): 250 W max TDP",
+      tensor=2048, tensor_note="whitepaper: 312 dense FP16 TFLOPS = 108 SMs x 2048 x 1.41 GHz", node=7),
+ dict(id="rtx-a4000", name="NVIDIA RTX A4000", cc=(8, 6), sm="ga10x", sms=48, base=735, boost=1560,
+      src="NVIDIA RTX A4000 datasheet (GA104, 6,144 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 19.2 TFLOPS FP32 (48 SMs x 256 x 1.56 GHz)",
+      bw=448, bw_src="NVIDIA RTX A4000 datasheet: 16 GB GDDR6, 256-bit, 448 GB/s peak", dram="GDDR6",
+      l2_mb=4, l2_src=f"NVIDIA Ampere GA102 whitepaper, appendix: GA104 L2 4096 KB, all of it behind the RTX A4000's full 256-bit bus; {TPU} agrees", tdp=140, tdp_src="NVIDIA RTX A4000 datasheet: 140 W total board power",
+      tensor=1024, tensor_note="professional GA10x runs FP32 accumulate at full rate (datasheet: 153.4 TFLOPS with sparsity = 2 x 48 SMs x 1024 x 1.56 GHz)", node=8, derived=("l2",)),
+ dict(id="rtx-a5000", name="NVIDIA RTX A5000", cc=(8, 6), sm="ga10x", sms=64, base=1170, boost=1695,
+      src="NVIDIA RTX A5000 datasheet (GA102, 8,192 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 27.8 TFLOPS FP32 (64 SMs x 256 x 1.695 GHz)",
+      bw=768, bw_src="NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 384-bit, 768 GB/s peak", dram="GDDR6",
+      l2_mb=6, l2_src=f"NVIDIA Ampere GA102 whitepaper: 512 KB of L2 per 32-bit memory controller x 12 on the 384-bit bus = 6144 KB; {TPU} agrees", tdp=230, tdp_src="NVIDIA RTX A5000 datasheet: 230 W total board power",
+      tensor=1024, tensor_note="professional GA10x runs FP32 accumulate at full rate (datasheet: 222.2 TFLOPS with sparsity = 2 x 64 SMs x 1024 x 1.695 GHz)", node=8, derived=("l2",)),
+ dict(id="titan-rtx", name="NVIDIA TITAN RTX", cc=(7, 5), sm="turing", sms=72, base=1350, boost=1770,
+      src="NVIDIA TITAN RTX specifications (TU102, 4608 CUDA cores / 64 per SM)", clk_src=f"NVIDIA TITAN RTX specifications: boost 1770 MHz; base 1350 MHz from {TPU}",
+      bw=672, bw_src="NVIDIA TITAN RTX specifications: 24 GB GDDR6, 14 Gbps, 384-bit = 672 GB/s peak", dram="GDDR6",
+      l2_mb=6, l2_src="NVIDIA Turing GPU Architecture whitepaper: TU102 L2 6144 KB (the TITAN RTX is the full TU102)", tdp=280, tdp_src="NVIDIA TITAN RTX specifications: 280 W TDP",
+      tensor=1024, tensor_note="the TITAN RTX runs FP32 accumulate at full rate (specifications: 130 tensor TFLOPS = 72 SMs x 1024 x 1.77 GHz)", node=12),
+ dict(id="rtx3060-laptop", name="NVIDIA GeForce RTX 3060 Laptop GPU", cc=(8, 6), sm="ga10x", sms=30, base=900, boost=1703,
+      src="NVIDIA GeForce RTX 3060 Laptop GPU specifications (GA106, 3840 CUDA cores / 128 per SM)", clk_src="NVIDIA GeForce RTX 3060 Laptop GPU specifications: boost 1283-1703 MHz, set by the laptop maker; the top of the range, paired with the top of the graphics-power range",
+      base_src=f"not published by NVIDIA: {TPU} lists 900 MHz for its RTX 3060 Mobile entry (an 80 W configuration); only a lower bound for the DVFS model",
+      bw=336, bw_src=f"NVIDIA GeForce RTX 3060 Laptop GPU specifications: 6 GB GDDR6, 192-bit; 14 Gbps ({TPU}) = 336 GB/s peak", dram="GDDR6",
+      l2_mb=3, l2_src=f"NVIDIA Ampere GA102 whitepaper: 512 KB of L2 per 32-bit memory controller x 6 on GA106's 192-bit bus = 3072 KB; {TPU} agrees", tdp=115, tdp_src="NVIDIA GeForce RTX 3060 Laptop GPU specifications: 60-115 W graphics power, set by the laptop maker; the top of the range",
+      tensor=512, tensor_note="GeForce GA10x runs FP16 with FP32 accumulate at half the FP16-accumulate rate", node=8, derived=("base", "l2")),
+ dict(id="rtx3080", name="NVIDIA GeForce RTX 3080", cc=(8, 6), sm="ga10x", sms=68, base=1440, boost=1710,
+      src="NVIDIA Ampere GA102 GPU Architecture whitepaper, appendix (GA102, RTX 3080 10 GB: 8704 CUDA cores / 128 per SM; the later 12 GB board has 70 SMs and reports the same NVML name)", clk_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3080 base 1440 / boost 1710 MHz",
+      bw=760, bw_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3080 19 Gbps GDDR6X, 320-bit = 760 GB/s peak", dram="GDDR6X",
+      l2_mb=5, l2_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3080 L2 5120 KB", tdp=320, tdp_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3080 320 W total graphics power",
+      tensor=512, tensor_note="GeForce GA10x runs FP16 with FP32 accumulate at half the FP16-accumulate rate (whitepaper appendix: RTX 3080 59.5 dense TFLOPS = 68 SMs x 512 x 1.71 GHz)", node=8),
+ dict(id="rtx4070", name="NVIDIA GeForce RTX 4070", cc=(8, 9), sm="ada", sms=46, base=1920, boost=2475,
+      src="NVIDIA GeForce RTX 4070 specifications (AD104, 5888 CUDA cores / 128 per SM)", clk_src=f"NVIDIA GeForce RTX 4070 specifications: base 1.92 / boost 2.48 GHz; {TPU}: 1920 / 2475 MHz",
+      bw=504, bw_src=f"NVIDIA GeForce RTX 4070 specifications: 12 GB GDDR6X, 192-bit; 21 Gbps ({TPU}) = 504 GB/s peak (the later GDDR6 board: 20 Gbps, 480 GB/s, same NVML name)", dram="GDDR6X",
+      l2_mb=36, l2_src=f"not in NVIDIA's specifications: {TPU} lists 36 MB (AD104 has 48 MB, part of it disabled on the RTX 4070)", tdp=200, tdp_src="NVIDIA GeForce RTX 4070 specifications: 200 W total graphics power",
+      tensor=512, tensor_note="GeForce Ada runs FP32 accumulate at half rate (NVIDIA's 466 AI TOPS = FP8 with sparsity = 4 x 46 SMs x 1024 x 2.475 GHz)", node=5, derived=("l2",)),
+ dict(id="t4", name="Tesla T4", cc=(7, 5), sm="turing", sms=40, base=585, boost=1590,
+      src="NVIDIA T4 datasheet (TU104, 2,560 CUDA cores / 64 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 8.1 TFLOPS FP32 (40 SMs x 128 x 1.59 GHz)",
+      bw=320, bw_src="NVIDIA T4 datasheet: 16 GB GDDR6, 320+ GB/s peak (256-bit, 10 Gbps)", dram="GDDR6",
+      l2_mb=4, l2_src="NVIDIA Turing GPU Architecture whitepaper: TU104 L2 4096 KB", tdp=70, tdp_src="NVIDIA T4 datasheet: 70 W max power",
+      tensor=1024, tensor_note="data-centre Turing runs FP32 accumulate at full rate (datasheet: 65 TFLOPS mixed precision = 40 SMs x 1024 x 1.59 GHz)", node=12),
+ dict(id="a10", name="NVIDIA A10", cc=(8, 6), sm="ga10x", sms=72, base=885, boost=1695,
+      src=f"NVIDIA A10 datasheet: 72 RT cores, one per GA10x SM ({TPU}: 9,216 CUDA cores)", clk_src=f"{TPU}; boost consistent with the datasheet's 31.2 TFLOPS FP32 (72 SMs x 256 x 1.695 GHz)",
+      bw=600, bw_src="NVIDIA A10 datasheet: 24 GB GDDR6, 600 GB/s peak", dram="GDDR6",
+      l2_mb=6, l2_src=f"NVIDIA Ampere GA102 whitepaper: 512 KB of L2 per 32-bit memory controller x 12 on the 384-bit bus = 6144 KB; {TPU} agrees", tdp=150, tdp_src="NVIDIA A10 datasheet: 150 W max TDP",
+      tensor=1024, tensor_note="data-centre GA10x runs FP32 accumulate at full rate (datasheet: 125 dense BF16/FP16 TFLOPS = 72 SMs x 1024 x 1.695 GHz)", node=8, derived=("l2",)),
+ dict(id="l40s", name="NVIDIA L40S", cc=(8, 9), sm="ada", sms=142, base=1110, boost=2520,
+      src="NVIDIA L40S datasheet (AD102, 18,176 CUDA cores / 128 per SM; 142 RT cores)", clk_src=f"{TPU}; boost consistent with the datasheet's 91.6 TFLOPS FP32 (142 SMs x 256 x 2.52 GHz)",
+      bw=864, bw_src="NVIDIA L40S datasheet: 48 GB GDDR6 with ECC, 864 GB/s peak", dram="GDDR6",
+      l2_mb=96, l2_src=f"not in the datasheet: NVIDIA Ada GPU Architecture whitepaper, full AD102 L2 98304 KB; assumption that the L40S, like the L40 with the same 142 SMs and 384-bit bus (96 MB in {TPU}), keeps all of it ({TPU}'s L40S entry says 48 MB)", tdp=350, tdp_src="NVIDIA L40S datasheet: 350 W max power consumption",
+      tensor=1024, tensor_note="data-centre Ada runs FP32 accumulate at full rate (datasheet: 362 dense / 733 sparse FP16 TFLOPS, about 142 SMs x 1024 x 2.5 GHz)", node=5, derived=("l2",)),
+ dict(id="h100-pcie", name="NVIDIA H100 PCIe", cc=(9, 0), sm="hopper", sms=114, base=1095, boost=1755,
+      src="NVIDIA H100 Tensor Core GPU Architecture whitepaper, H100 PCIe (GH100, 14,592 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 51 TFLOPS FP32 (114 SMs x 256 x 1.755 GHz)",
+      bw=2000, bw_src="NVIDIA H100 datasheet: H100 PCIe 2 TB/s HBM2e peak (whitepaper: 2000 GB/s)", dram="HBM",
+      l2_mb=50, l2_src="NVIDIA H100 whitepaper: 50 MB L2 (H100 PCIe)", tdp=350, tdp_src="NVIDIA H100 datasheet: H100 PCIe 300-350 W configurable max TDP; the top of the range",
+      tensor=4096, tensor_note="the same GH100 SM as H100 SXM5; the datasheet's 756 dense FP16 TFLOPS (1,513 with sparsity) is 114 SMs x 4096 at about 1.62 GHz, below the boost clock", node=5),
  dict(id="rtx5090", name="NVIDIA GeForce RTX 5090", cc=(12, 0), sm="gb20x", sms=170, base=2017, boost=2407,
       src="NVIDIA RTX Blackwell GPU Architecture whitepaper, appendix (GB202, RTX 5090)", clk_src="NVIDIA RTX Blackwell whitepaper, appendix: RTX 5090 base 2017 / boost 2407 MHz",
       bw=1792, bw_src="NVIDIA RTX Blackwell whitepaper, appendix: 28 Gbps GDDR7, 512-bit = 1792 GB/s peak", dram="GDDR7",
@@ -231,6 +310,21 @@ LIMITS = {
  "h100-sxm": (assume_min(700, 0.29, ", about 200 W"), max_is_tdp(700, "NVIDIA H100 datasheet")),
  "h200": (assume_min(700, 0.29, ", about 200 W"), max_is_tdp(700, "NVIDIA H200 datasheet")),
  "rtx5090": (assume_min(575, 0.5), max_is_tdp(575, "NVIDIA GeForce RTX 5090 specifications")),
+ "rtx3090": (assume_min(350, 100 / 350, ", 100 W"), max_is_default(350, "NVIDIA Ampere GA102 whitepaper, appendix")),
+ "rtx2080ti": (assume_min(250, 0.4), max_is_default(250, "NVIDIA Turing whitepaper, appendix")),
+ "rtx-a6000": (assume_min(300, 100 / 300, ", 100 W"), max_is_tdp(300, "NVIDIA RTX A6000 datasheet")),
+ "a100-pcie-40gb": (assume_min(250, 0.6), max_is_tdp(250, "NVIDIA A100 PCIe datasheet")),
+ "rtx-a4000": (assume_min(140, 0.5), max_is_tdp(140, "NVIDIA RTX A4000 datasheet")),
+ "rtx-a5000": (assume_min(230, 100 / 230, ", 100 W"), max_is_tdp(230, "NVIDIA RTX A5000 datasheet")),
+ "titan-rtx": (assume_min(280, 100 / 280, ", 100 W"), max_is_default(280, "NVIDIA TITAN RTX specifications")),
+ "rtx3060-laptop": (derived(60, "NVIDIA GeForce RTX 3060 Laptop GPU specifications: 60-115 W graphics power; the bottom of the range, which the laptop maker (not the user) fixes"),
+                    derived(115, "NVIDIA GeForce RTX 3060 Laptop GPU specifications: 60-115 W graphics power; the top of the range, which the laptop maker (not the user) fixes")),
+ "rtx3080": (assume_min(320, 100 / 320, ", 100 W"), max_is_default(320, "NVIDIA Ampere GA102 whitepaper, appendix")),
+ "rtx4070": (assume_min(200, 0.5), max_is_default(200, "NVIDIA GeForce RTX 4070 specifications")),
+ "t4": (assume_min(70, 0.86), max_is_tdp(70, "NVIDIA T4 datasheet")),
+ "a10": (assume_min(150, 0.67), max_is_tdp(150, "NVIDIA A10 datasheet")),
+ "l40s": (assume_min(350, 100 / 350, ", 100 W"), max_is_tdp(350, "NVIDIA L40S datasheet")),
+ "h100-pcie": (assume_min(350, 200 / 350, ", 200 W, about the H100 SXM's (the datasheet's 300-350 W is the configurable board TDP, not the lowest settable limit)"), max_is_tdp(350, "NVIDIA H100 datasheet")),
 }
 for g in GPUS:
     g["pl_min"], g["pl_max"] = LIMITS[g["id"]]

@@ -4,8 +4,8 @@
 #   extension/scripts/e2e.sh              build the .vsix, set up, run the test
 #   extension/scripts/e2e.sh --no-build   use the flipflop.vsix already built
 #   extension/scripts/e2e.sh --setup      only set up the cached tools
-# Screenshots and logs go to test-artifacts/vscode-e2e/; the chart screenshot also becomes
-# docs/images/vscode.png for the README.
+# Screenshots and logs go to test-artifacts/vscode-e2e/; the last one (a hover beside the chart)
+# also becomes docs/images/vscode.png for the README.
 set -euo pipefail
 EXT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 REPO_DIR="$(cd "$EXT_DIR/.." && pwd)"
@@ -106,6 +106,7 @@ cat > "$USER_DATA/User/settings.json" <<JSON
   "update.mode": "none",
   "editor.minimap.enabled": false,
   "editor.stickyScroll.enabled": false,
+  "editor.hover.above": false,
   "chat.commandCenter.enabled": false,
   "window.commandCenter": false
 }
@@ -136,8 +137,8 @@ node "$EXT_DIR/test/e2e/run.mjs" --url "http://127.0.0.1:$PORT" --workspace "$WO
   --file suboptimal_launch.cu --artifacts "$ARTIFACTS" --chromium "$(command -v chromium)" || status=$?
 # The extension's output channel and the server's messages, for whoever reads a failure.
 find "$USER_DATA/logs" -name '*FlipFlop*' -exec cp {} "$ARTIFACTS/" \; 2>/dev/null || true
-if [ "$status" = 0 ] && [ -f "$ARTIFACTS/02-chart.png" ]; then
+if [ "$status" = 0 ] && [ -f "$ARTIFACTS/05-hover-ties.png" ]; then
   mkdir -p "$REPO_DIR/docs/images"
-  cp "$ARTIFACTS/02-chart.png" "$REPO_DIR/docs/images/vscode.png"
+  cp "$ARTIFACTS/05-hover-ties.png" "$REPO_DIR/docs/images/vscode.png"
 fi
 exit "$status"

@@ -10,6 +10,8 @@ export interface ChartPoint {
   power_w: number;
   energy_j: number;
   pareto: boolean;
+  /** Index into `KernelChart.tieGroups` when the point ties with other shapes. */
+  tie_group?: number;
 }
 
 export interface ChartChoice {
@@ -27,6 +29,8 @@ export interface KernelChart {
   /** NVIDIA's occupancy-heuristic choice; null when the server could not place it. */
   heuristic: ChartChoice | null;
   recommendation: ChartChoice;
+  /** The server's one-line description of each tie group, e.g. "38 shapes tie within 1% at …". */
+  tieGroups: string[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -74,7 +78,7 @@ function parsePoint(value: unknown): ChartPoint | undefined {
   }
   const record = value as Record<string, unknown>;
   const power = record.power_w;
-  return {
+  const point: ChartPoint = {
     block: choice.block,
     power_limit_w: choice.power_limit_w ?? null,
     time_s: choice.time_s,
@@ -82,6 +86,14 @@ function parsePoint(value: unknown): ChartPoint | undefined {
     power_w: typeof power === 'number' && Number.isFinite(power) ? power : choice.energy_j / choice.time_s,
     pareto: record.pareto === true,
   };
+  if (Number.isInteger(record.tie_group) && (record.tie_group as number) >= 0) {
+    point.tie_group = record.tie_group as number;
+  }
+  return point;
+}
+
+function parseTieGroups(value: unknown): string[] {
+  return Array.isArray(value) ? value.map((text) => (typeof text === 'string' ? text : '')) : [];
 }
 
 /** Validates the answer of `flipflop/kernelChart` (null means: no kernel at that position). */
@@ -123,6 +135,7 @@ export function parseKernelChart(value: unknown): Parsed<KernelChart | null> {
       current: parseChoice(record.current) ?? null,
       heuristic: parseChoice(record.heuristic) ?? null,
       recommendation,
+      tieGroups: parseTieGroups(record.tie_groups),
     },
   };
 }
@@ -329,12 +342,15 @@ export function escapeXml(text: string): string {
 
 const r1 = (n: number): string => n.toFixed(1);
 
-function pointTitle(point: ChartPoint): string {
+/** The tooltip of one point; a tied point also names its group (shapes drawn on top of each other). */
+export function pointTitle(point: ChartPoint, tieGroups: readonly string[] = []): string {
   const limit = point.power_limit_w ? `, power limit ${Math.round(point.power_limit_w)} W` : '';
+  const tie = point.tie_group !== undefined ? tieGroups[point.tie_group] : undefined;
   return (
     `block ${formatBlock(point.block)}${limit}: ${formatSeconds(point.time_s)}, ` +
     `${formatJoules(point.energy_j)}, ${point.power_w.toFixed(0)} W` +
-    (point.pareto ? ' (Pareto)' : '')
+    (point.pareto ? ' (Pareto)' : '') +
+    (tie ? `\n${tie}` : '')
   );
 }
 
@@ -411,7 +427,7 @@ export function renderChartSvg(chart: KernelChart, width = 720, height = 440): s
   for (const placed of layout.points.filter((p) => !p.point.pareto)) {
     parts.push(
       `<circle class="point" cx="${r1(placed.x)}" cy="${r1(placed.y)}" r="3">` +
-        `<title>${escapeXml(pointTitle(placed.point))}</title></circle>`,
+        `<title>${escapeXml(pointTitle(placed.point, chart.tieGroups))}</title></circle>`,
     );
   }
   if (layout.front.length > 1) {
@@ -422,7 +438,7 @@ export function renderChartSvg(chart: KernelChart, width = 720, height = 440): s
   for (const placed of layout.front) {
     parts.push(
       `<circle class="pareto" cx="${r1(placed.x)}" cy="${r1(placed.y)}" r="5">` +
-        `<title>${escapeXml(pointTitle(placed.point))}</title></circle>`,
+        `<title>${escapeXml(pointTitle(placed.point, chart.tieGroups))}</title></circle>`,
     );
     if (labelFront) {
       parts.push(

@@ -34,20 +34,35 @@ export function chartSummary(chart: KernelChart): string {
   return `${parts.join(', ')}.`;
 }
 
-export function chartHtml(chart: KernelChart, cspSource: string): string {
+/** The Pareto points as table rows; the shapes of one tie group share one row and its summary. */
+export function frontRows(chart: KernelChart): string[] {
   const front = chart.points
     .filter((point) => point.pareto)
     .sort((a, b) => a.time_s - b.time_s);
-  const rows = front
-    .map(
-      (point) =>
-        `<tr><td>${escapeXml(formatBlock(point.block))}</td>` +
+  const seen = new Set<number>();
+  const rows: string[] = [];
+  for (const point of front) {
+    if (point.tie_group !== undefined && seen.has(point.tie_group)) {
+      continue;
+    }
+    rows.push(
+      `<tr><td>${escapeXml(formatBlock(point.block))}</td>` +
         `<td>${point.power_limit_w ? `${Math.round(point.power_limit_w)} W` : 'default'}</td>` +
         `<td>${escapeXml(formatSeconds(point.time_s))}</td>` +
         `<td>${escapeXml(formatJoules(point.energy_j))}</td>` +
         `<td>${point.power_w.toFixed(0)} W</td></tr>`,
-    )
-    .join('\n');
+    );
+    const tie = point.tie_group !== undefined ? chart.tieGroups[point.tie_group] : undefined;
+    if (point.tie_group !== undefined && tie) {
+      seen.add(point.tie_group);
+      rows.push(`<tr class="tie"><td colspan="5">${escapeXml(tie)}</td></tr>`);
+    }
+  }
+  return rows;
+}
+
+export function chartHtml(chart: KernelChart, cspSource: string): string {
+  const rows = frontRows(chart).join('\n');
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -69,6 +84,7 @@ export function chartHtml(chart: KernelChart, cspSource: string): string {
   table { border-collapse: collapse; margin-top: 12px; }
   th, td { padding: 2px 12px 2px 0; text-align: right; font-variant-numeric: tabular-nums; }
   th { border-bottom: 1px solid var(--vscode-editorWidget-border, #ccc); }
+  tr.tie td { text-align: left; font-style: italic; color: var(--vscode-descriptionForeground); }
   svg { max-width: 100%; height: auto; }
 </style>
 </head>

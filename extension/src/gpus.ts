@@ -20,6 +20,20 @@ export const KNOWN_GPUS: readonly GpuProfileSummary[] = [
   { id: 'h100-sxm', name: 'NVIDIA H100 SXM5 80GB', arch: 'sm_90' },
   { id: 'h200', name: 'NVIDIA H200', arch: 'sm_90' },
   { id: 'rtx5090', name: 'NVIDIA GeForce RTX 5090', arch: 'sm_120' },
+  { id: 'rtx3090', name: 'NVIDIA GeForce RTX 3090', arch: 'sm_86' },
+  { id: 'rtx2080ti', name: 'NVIDIA GeForce RTX 2080 Ti', arch: 'sm_75' },
+  { id: 'rtx-a6000', name: 'NVIDIA RTX A6000', arch: 'sm_86' },
+  { id: 'a100-pcie-40gb', name: 'NVIDIA A100-PCIE-40GB', arch: 'sm_80' },
+  { id: 'rtx-a4000', name: 'NVIDIA RTX A4000', arch: 'sm_86' },
+  { id: 'rtx-a5000', name: 'NVIDIA RTX A5000', arch: 'sm_86' },
+  { id: 'titan-rtx', name: 'NVIDIA TITAN RTX', arch: 'sm_75' },
+  { id: 'rtx3060-laptop', name: 'NVIDIA GeForce RTX 3060 Laptop GPU', arch: 'sm_86' },
+  { id: 'rtx3080', name: 'NVIDIA GeForce RTX 3080', arch: 'sm_86' },
+  { id: 'rtx4070', name: 'NVIDIA GeForce RTX 4070', arch: 'sm_89' },
+  { id: 't4', name: 'Tesla T4', arch: 'sm_75' },
+  { id: 'a10', name: 'NVIDIA A10', arch: 'sm_86' },
+  { id: 'l40s', name: 'NVIDIA L40S', arch: 'sm_89' },
+  { id: 'h100-pcie', name: 'NVIDIA H100 PCIe', arch: 'sm_90' },
 ];
 
 /** Accepts the server's answer to `flipflop/profiles`; anything malformed is dropped. */

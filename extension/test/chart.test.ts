@@ -9,10 +9,11 @@ import {
   formatSeconds,
   layoutChart,
   parseKernelChart,
+  pointTitle,
   renderChartSvg,
   type KernelChart,
 } from '../src/chart';
-import { chartHtml, chartSummary } from '../src/chartPage';
+import { chartHtml, chartSummary, frontRows } from '../src/chartPage';
 
 // Shaped like the server's answer for a memory-bound kernel: small blocks idle the SMs, large
 // blocks waste power at the guard.
@@ -158,6 +159,56 @@ describe('renderChartSvg and chartHtml', () => {
       'Recommended block 128: 160 µs, 25.6 mJ per launch, saves 18.7 % energy against the current 1024, ' +
         "18.7 % against NVIDIA's occupancy heuristic 1024.",
     );
+  });
+});
+
+describe('tied shapes', () => {
+  // Shaped like the server's answer for a warp-per-row kernel: every 1-D and 2-D split of 128
+  // and 256 threads predicts the same, so they are one tie group.
+  const tied = [[128, 1], [64, 2], [32, 4], [256, 1], [128, 2]].map(([x, y], index) => ({
+    block: [x, y, 1], power_limit_w: null, time_s: 6.83e-4 + index * 1e-9, power_w: 120,
+    energy_j: 0.082, pareto: true, tie_group: 0,
+  }));
+  const raw = {
+    kernel: 'softmax_rows', gpu: { id: 'rtx3070', name: 'NVIDIA GeForce RTX 3070' },
+    points: [
+      ...tied,
+      { block: [768, 1, 1], power_limit_w: null, time_s: 1.02e-3, power_w: 120, energy_j: 0.123, pareto: false },
+    ],
+    tie_groups: ['5 shapes tie within 1% at 683 µs / 82 mJ (128…256 threads in powers of two, any 2-D split)'],
+    current: { block: [256, 1, 1], time_s: 6.83e-4, energy_j: 0.082 },
+    heuristic: { block: [768, 1, 1], time_s: 1.02e-3, energy_j: 0.123 },
+    recommendation: { block: [256, 1, 1], time_s: 6.83e-4, energy_j: 0.082 },
+  };
+
+  it('name their group in the tooltip of every tied point and in none other', () => {
+    const parsed = parseKernelChart(raw);
+    assert.ok(parsed.ok && parsed.value !== null);
+    const chart = parsed.value;
+    assert.equal(chart.points[1].tie_group, 0);
+    assert.equal(chart.points[5].tie_group, undefined);
+    assert.match(pointTitle(chart.points[1], chart.tieGroups), /^block 64×2: .*\n5 shapes tie within 1% at 683 µs/);
+    assert.doesNotMatch(pointTitle(chart.points[5], chart.tieGroups), /tie/);
+    const svg = renderChartSvg(chart);
+    assert.equal((svg.match(/5 shapes tie within 1%/g) ?? []).length, 5);
+  });
+
+  it('share one row of the Pareto table, followed by the group summary', () => {
+    const parsed = parseKernelChart(raw);
+    assert.ok(parsed.ok && parsed.value !== null);
+    const rows = frontRows(parsed.value);
+    assert.equal(rows.length, 2);
+    assert.match(rows[0], /<td>128<\/td>/);
+    assert.match(rows[1], /class="tie".*5 shapes tie within 1%/);
+  });
+
+  it('are read without a tie list from an older server', () => {
+    const { tie_groups: _unused, ...older } = raw;
+    const parsed = parseKernelChart(older);
+    assert.ok(parsed.ok && parsed.value !== null);
+    assert.deepEqual(parsed.value.tieGroups, []);
+    assert.doesNotMatch(pointTitle(parsed.value.points[0], parsed.value.tieGroups), /\n/);
+    assert.equal(frontRows(parsed.value).length, 5);
   });
 });
 

@@ -57,6 +57,8 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
     for kernel in result.kernels:
         for launch in kernel.launches:
             found.extend(_launch_findings(result, kernel, launch, min_saving))
+            found.extend(_assumption_findings(result, kernel, launch, min_saving))
+            found.extend(_space_findings(result, kernel, launch, min_saving))
         found.extend(_launch_bounds_findings(result, kernel, min_saving))
         found.extend(_driver_findings(kernel))
     return tuple(found)
@@ -65,13 +67,19 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
 def compiler_findings(
     diagnostics: tuple[ToolDiagnostic, ...], path: str
 ) -> tuple[Finding, ...]:
-    """nvcc/cudafe++/ptxas messages: at their line in this file, else on line 1 naming the file."""
+    """nvcc/cudafe++/ptxas messages: at their line in this file, else at the `#include` that
+    leads to the other file (line 1 when none does), naming that file."""
     found: list[Finding] = []
     for diagnostic in diagnostics:
         if diagnostic.severity not in ("error", "warning"):
             continue
         here = diagnostic.file is None or _same_file(diagnostic.file, path)
         line = diagnostic.line if here and diagnostic.line else 1
+        if not here:
+            # In a header: at the `#include` of this file that leads to it, when there is one.
+            line = next(
+                (n for file, n in diagnostic.included_from if _same_file(file, path)), line
+            )
         where = "" if here else f"{diagnostic.file}:{diagnostic.line or 0}: "
         code = f" [{diagnostic.code}]" if diagnostic.code else ""
         found.append(
@@ -125,6 +133,111 @@ def _launch_findings(
             range=site.block.range,
             kernel=kernel.info.name,
             related_lines=(site.line + 1,),
+            fixes=fixes,
+        )
+    ]
+
+
+def _assumption_findings(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport, min_saving: float
+) -> list[Finding]:
+    """The guess the recommendation rests on, when a plausible error in it changes the pick."""
+    for influence in launch.assumptions:  # most influential first
+        outcome = influence.decisive(max(min_saving, 1e-9))
+        if outcome is None or outcome.recommendation is None:
+            continue
+        rec = launch.advice.recommendation
+        guess = influence.guess
+        other = format_shape(outcome.recommendation.block)
+        cost = (
+            f"block {format_shape(rec.block)} could not launch then"
+            if outcome.pick_regret is None
+            else f"block {format_shape(rec.block)} would then use {outcome.pick_regret:.0%} more"
+            " energy"
+        )
+        pin = (
+            f"Pin it with `{guess.annotation}` above the launch."
+            if guess.annotation
+            else "No annotation sets it; the other guesses are in the hover."
+        )
+        message = (
+            f"The recommended block {format_shape(rec.block)} on {result.profile.name} rests on"
+            f" a guess: {guess.name} ({guess.assumed}). {outcome.label.capitalize()}, block"
+            f" {other} would be recommended instead ({cost}). {pin}"
+        )
+        site = launch.site
+        source_kernel = kernel.source_kernel
+        if site is not None:
+            line, range_ = site.line + 1, site.range
+        elif source_kernel is not None:
+            line, range_ = source_kernel.line + 1, source_kernel.name_range
+        else:
+            line, range_ = kernel.info.line or 1, None
+        return [
+            Finding(
+                code="FF012",
+                severity=RULES["FF012"].severity,
+                message=message,
+                line=line,
+                range=range_,
+                kernel=kernel.info.name,
+                related_lines=guess.lines,
+            )
+        ]
+    return []
+
+
+def _space_findings(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport, min_saving: float
+) -> list[Finding]:
+    """Tunable defaults that use clearly more energy than the space's recommendation."""
+    advice, space = launch.advice, launch.space
+    current = advice.current
+    if space is None or current is None:
+        return []
+    rec = advice.recommendation
+    saving = rec.energy_saving_vs_current
+    chosen = rec.prediction
+    if saving is None or saving < max(min_saving, 1e-9) or chosen.params == current.params:
+        return []
+    changes = [
+        (name, value) for (name, value), (_, old) in zip(chosen.params, current.params,
+                                                          strict=True)
+        if value != old
+    ]
+    described = ", ".join(f"{name}={value}" for name, value in changes)
+    off_front = "" if current.pareto else " are off the energy/time Pareto front and"
+    message = (
+        f"the defaults of {kernel.info.display_name.split('(')[0]}'s tunables{off_front} could"
+        f" use {saving:.0%} less energy with {described} on {result.profile.name}"
+        f" ({format_energy(current.energy_j)} → {format_energy(rec.energy_j)},"
+        f" {format_time(current.time_s)} → {format_time(rec.time_s)}); {_rule_text(advice)},"
+        f" over {space.evaluated} of {space.size} configurations"
+    )
+    edits = []
+    for name, value in changes:
+        definition = result.source.default_of(name)
+        if definition is not None:
+            edits.append(TextEdit(definition.value_range, str(value)))
+    fixes: tuple[Fix, ...] = ()
+    if edits and chosen.power_limit_w is None:
+        fixes = (Fix(title=f"Use {described} (lowest energy{_saving_text(current, chosen)})",
+                     edits=tuple(edits), preferred=True),)
+    source_kernel = kernel.source_kernel
+    anchor = result.source.default_of(changes[0][0]) if changes else None
+    line = (anchor.line + 1 if anchor is not None
+            else source_kernel.line + 1 if source_kernel is not None else kernel.info.line or 1)
+    return [
+        Finding(
+            code="FF013",
+            severity="warning",
+            message=message,
+            line=line,
+            range=anchor.value_range if anchor is not None
+            else source_kernel.name_range if source_kernel is not None else None,
+            kernel=kernel.info.name,
+            related_lines=tuple(d.line + 1 for n, _ in changes
+                                if (d := result.source.default_of(n)) is not None),
             fixes=fixes,
         )
     ]

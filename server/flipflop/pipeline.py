@@ -3,10 +3,8 @@
 `analyze` is what the CLI, the language server and `flipflop validate` call. It is a plain
 function of its inputs; caching belongs to the caller.
 
-Problem size (how many blocks a launch has) comes from, in order: `--grid`/`--threads`, a
-`// flipflop:` annotation, the launch site in the source (constant-folded, with kernel
-arguments that fold to constants), and finally `DEFAULT_THREADS` threads to cover (documented in
-docs/model.md). Each report says which one it used.
+How a launch gets its problem size, block and parameter values is `flipflop.space.problem`'s
+concern; each report says where its problem size came from.
 """
 
 from __future__ import annotations
@@ -16,9 +14,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
 
 from flipflop.advice import Advice, advise
+from flipflop.advice.assumptions import Influence, launch_assumptions
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
@@ -29,13 +27,21 @@ from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
-from flipflop.source.coverage import fold_text, problem_size
+from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
-from flipflop.source.model import LaunchSite, SourceFile
+from flipflop.space.errors import SpaceError
+from flipflop.space.problem import (
+    LaunchRequest,
+    ProblemOrigin,
+    block_limit,
+    launch_inputs,
+)
+from flipflop.space.request import SpaceOptions, space_annotation
 from flipflop.toolchain import (
     AssemblyResult,
     BuildResult,
     CompileOptions,
+    CompileResult,
     KernelInfo,
     Toolchain,
     ToolDiagnostic,
@@ -45,18 +51,11 @@ from flipflop.toolchain import (
 )
 from flipflop.toolchain.build import describe_kernels
 from flipflop.toolchain.names import kernel_base_name
-
-# Threads to cover when nothing says how big the problem is: 2^20 along x for 1-D kernels,
-# 1024 × 1024 for kernels that read %tid.y. Large enough for several full waves on every
-# profiled GPU, so the recommendation is not an artefact of a tiny grid.
-DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
-DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+from flipflop.tuning import SpaceReport, analyze_space
+from flipflop.variants.pool import Progress
 
 # `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).
 Assembler = Callable[[str, str, Toolchain, float, "threading.Event | None"], AssemblyResult]
-
-ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
-
 
 @dataclass(frozen=True)
 class AnalysisOptions:
@@ -79,6 +78,11 @@ class AnalysisOptions:
     blocks: tuple[Dim3, ...] | None = None
     slack: float = 0.05
     power_limits: bool = False
+    # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
+    space: SpaceOptions = field(default_factory=SpaceOptions)
+
+    def launch_request(self) -> LaunchRequest:
+        return LaunchRequest(self.grid, self.threads, self.dynamic_smem_bytes, self.params)
 
     def compile_options(self) -> CompileOptions:
         return CompileOptions(
@@ -104,6 +108,10 @@ class LaunchReport:
     advice: Advice
     # The same search without the kernel's launch bounds, when it has some: what they cost.
     unbounded: Advice | None = None
+    # The inputs that were guessed, the one the recommendation rests on most first.
+    assumptions: tuple[Influence, ...] = ()
+    # The search space of compile-time tunables, when the configurations are variants.
+    space: SpaceReport | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,11 @@ class AnalysisResult:
     def diagnostics(self) -> tuple[ToolDiagnostic, ...]:
         return self.build.diagnostics
 
+    @property
+    def failed(self) -> bool:
+        """The source did not compile (a search space fails only when no variant compiles)."""
+        return not self.kernels and not self.build.compile.ok
+
 
 def analyze(
     path: Path,
@@ -144,19 +157,27 @@ def analyze(
     toolchain: Toolchain | None = None,
     cancel: threading.Event | None = None,
     assembler: Assembler = assemble,
+    progress: Progress | None = None,
 ) -> AnalysisResult:
     """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
 
     `assembler` runs `ptxas -v`; a caller that keeps state (the language server) may pass one
     that reuses results for PTX that differs only in line information.
-    Raises `UnknownGpuError` for a bad GPU id and `ToolchainError` when nvcc is missing, hangs or
-    is cancelled; errors in the user's code come back in `AnalysisResult.diagnostics`.
+    With compile-time tunables (options or a `// flipflop: tune` annotation) the configurations
+    are variants of the source (`flipflop.tuning`); `progress` hears how many are compiled.
+    Raises `UnknownGpuError` for a bad GPU id, `ToolchainError` when nvcc is missing, hangs or
+    is cancelled, and `SpaceError` for a search space that cannot be built; errors in the
+    user's code come back in `AnalysisResult.diagnostics`.
     """
     profile = load_profile(options.gpu)
     tools = toolchain or find_toolchain(options.nvcc_path)
     source_text = text if text is not None else path.read_text(errors="surrogateescape")
     source = parse_source(source_text)
     arch = options.arch or profile.arch
+    annotated = space_annotation(source, options.kernel)
+    if options.space.given or annotated is not None:
+        return _analyze_space(path, source_text, source, profile, tools, arch, options,
+                              annotated, cancel, progress)
     compiled = compile_to_ptx(path, source_text, tools, arch, options.compile_options(), cancel)
     if not compiled.ok:
         failed = BuildResult(compile=compiled, assembly=None, kernels=())
@@ -193,6 +214,55 @@ def analyze(
     return AnalysisResult(
         path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
         tuple(notes),
+    )
+
+
+def _analyze_space(
+    path: Path,
+    source_text: str,
+    source: SourceFile,
+    profile: GpuProfile,
+    tools: Toolchain,
+    arch: str,
+    options: AnalysisOptions,
+    annotated: tuple[SourceKernel, Annotation] | None,
+    cancel: threading.Event | None,
+    progress: Progress | None,
+) -> AnalysisResult:
+    kernel = options.kernel or (annotated[0].name if annotated is not None else None)
+    if kernel is None:
+        defined = [k.name for k in source.kernels if k.is_definition]
+        if len(defined) != 1:
+            known = ", ".join(defined) or "none"
+            raise SpaceError(f"a search space is of one kernel: give --kernel (kernels: {known})")
+        kernel = defined[0]
+    analysis = analyze_space(
+        path, source_text, source, kernel, profile, tools, arch, options.compile_options(),
+        options.launch_request(), options.space, annotated[1] if annotated else None,
+        slack=options.slack, power_limits=options.power_limits, cancel=cancel,
+        progress=progress,
+    )
+    report = analysis.report
+    advice = analysis.advice
+    shown = advice.current or advice.recommendation.prediction
+    origin: ProblemOrigin = report.problem_from
+    launch = LaunchReport(
+        site=None,
+        problem=ProblemSize(threads=report.launch.problem(dict(shown.params))),
+        problem_origin=origin,
+        current_block=advice.current.block if advice.current is not None else None,
+        dynamic_smem_bytes=options.dynamic_smem_bytes or 0,
+        params=analysis.params,
+        advice=advice,
+        space=report,
+    )
+    source_kernel = source.kernel(kernel_base_name(analysis.kernel.display_name))
+    compiled = CompileResult(path.absolute(), arch, "", analysis.diagnostics, (), 0.0, 0)
+    kernel_report = KernelReport(analysis.kernel, analysis.resources, analysis.features,
+                                 source_kernel, (launch,))
+    return AnalysisResult(
+        path, profile, tools, arch, BuildResult(compiled, None, (analysis.kernel,)), source,
+        None, (kernel_report,), report.notes,
     )
 
 
@@ -272,19 +342,11 @@ def _launch_report(
     usage: Callable[[], Resources | None],
     file_constants: Mapping[str, int],
 ) -> LaunchReport | None:
-    params = _parameter_values(features, source_kernel, site, options, file_constants)
-    problem, origin = _problem(features, source_kernel, site, options, params, file_constants)
-    if origin == "default" and site is not None and problem.threads is not None:
-        # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
-        # size for it, and give the kernel argument that passes it the same value.
-        params = {**_assumed_sizes(features, site, problem.threads), **params}
-        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
-        problem = problem_size(site, known) or problem
-    current = _current_block(source_kernel, site)
-    dynamic_smem = _dynamic_smem(source_kernel, site, options)
-    ptx_params = tuple(params.items())
-    two_d = features.uses_tid_y or (current is not None and current[1] > 1)
-    three_d = features.uses_tid_z or (current is not None and current[2] > 1)
+    inputs = launch_inputs(features, source_kernel, site, options.launch_request(), file_constants)
+    problem, current, dynamic_smem = inputs.problem, inputs.current_block, inputs.dynamic_smem_bytes
+    params = dict(inputs.params)
+    two_d = features.uses_tid_y or inputs.two_d
+    three_d = features.uses_tid_z or inputs.three_d
     # Counted once per shape, before the resources are needed (see `analyze`); the search with
     # and without launch bounds then shares the counts.
     counted: dict[LaunchShape, ThreadWork] = {}
@@ -303,9 +365,14 @@ def _launch_report(
     if resources is None:
         return None
 
-    block_limit = _block_limit(directives, source_kernel)
+    bound = block_limit(directives, source_kernel)
 
-    def search(limit: int | None) -> Advice:
+    def search(
+        limit: int | None,
+        problem: ProblemSize = problem,
+        work_for: Callable[[LaunchShape], ThreadWork] = work_for,
+        dynamic_smem: int = dynamic_smem,
+    ) -> Advice:
         return advise(
             profile,
             resources,
@@ -321,143 +388,13 @@ def _launch_report(
             block_limit=limit,
         )
 
-    advice = search(block_limit)
-    unbounded = search(None) if block_limit is not None else None
+    advice = search(bound)
+    unbounded = search(None) if bound is not None else None
+    assumptions = launch_assumptions(
+        features, source_kernel, site, inputs, options.launch_request(), file_constants, advice,
+        lambda problem, work, smem: search(bound, problem, work, smem),
+    )  # fmt: skip
     return LaunchReport(
-        site, problem, origin, current, dynamic_smem, ptx_params, advice, unbounded
+        site, problem, inputs.origin, current, dynamic_smem, inputs.params, advice, unbounded,
+        assumptions,
     )
-
-
-def _parameter_values(
-    features: KernelFeatures,
-    source_kernel: SourceKernel | None,
-    site: LaunchSite | None,
-    options: AnalysisOptions,
-    file_constants: Mapping[str, int],
-) -> dict[str, float]:
-    """Kernel parameter values by PTX name: launch arguments that fold, annotations, options."""
-    ptx_names = features.parameter_names
-    source_names = [p.name for p in source_kernel.parameters] if source_kernel else []
-    by_source_name = dict(zip(source_names, ptx_names, strict=False))
-    values: dict[str, float] = {}
-    if site is not None:
-        constants = {**file_constants, **dict(site.constants)}
-        for ptx_name, argument in zip(ptx_names, site.arguments, strict=False):
-            folded = fold_text(argument, constants)
-            if folded is not None:
-                values[ptx_name] = float(folded)
-    annotated: list[tuple[str, int]] = []
-    if source_kernel is not None and source_kernel.annotation is not None:
-        annotated.extend(source_kernel.annotation.params)
-    if site is not None and site.annotation is not None:
-        annotated.extend(site.annotation.params)
-    for name, value in (*annotated, *options.params):
-        values[by_source_name.get(name, name)] = float(value)
-    return values
-
-
-def _problem(
-    features: KernelFeatures,
-    source_kernel: SourceKernel | None,
-    site: LaunchSite | None,
-    options: AnalysisOptions,
-    params: Mapping[str, float],
-    file_constants: Mapping[str, int],
-) -> tuple[ProblemSize, ProblemOrigin]:
-    if options.grid is not None:
-        return ProblemSize(grid=options.grid), "option"
-    if options.threads is not None:
-        return ProblemSize(threads=options.threads), "option"
-    annotation = source_kernel.annotation if source_kernel is not None else None
-    if annotation is not None and annotation.threads is not None:
-        return ProblemSize(threads=annotation.threads), "annotation"
-    if annotation is not None and annotation.grid is not None:
-        return ProblemSize(grid=annotation.grid), "annotation"
-    if site is not None:
-        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
-        from_site = problem_size(site, known)
-        if from_site is not None:
-            has_note = site.annotation is not None and (
-                site.annotation.threads is not None or site.annotation.grid is not None
-            )
-            return from_site, "annotation" if has_note else "launch site"
-    default = DEFAULT_THREADS_2D if features.uses_tid_y else DEFAULT_THREADS_1D
-    return ProblemSize(threads=default), "default"
-
-
-def _assumed_sizes(
-    features: KernelFeatures, site: LaunchSite, threads: Dim3
-) -> dict[str, float]:
-    """PTX parameter values for kernel arguments that name the size a grid axis covers."""
-    assumed: dict[str, float] = {}
-    for axis, count in zip(site.grid_axes, threads, strict=True):
-        name = axis.threads_expression.strip()
-        if axis.kind != "covers" or not name.isidentifier():
-            continue
-        for ptx_name, argument in zip(features.parameter_names, site.arguments, strict=False):
-            if argument.strip() == name:
-                assumed[ptx_name] = float(count)
-    return assumed
-
-
-def _argument_constants(
-    features: KernelFeatures,
-    source_kernel: SourceKernel | None,
-    site: LaunchSite,
-    params: Mapping[str, float],
-) -> dict[str, int]:
-    """Names the grid expression may use whose value is known: constants and folded arguments."""
-    known = dict(site.constants)
-    if source_kernel is not None:
-        for parameter, ptx_name, argument in zip(
-            source_kernel.parameters, features.parameter_names, site.arguments, strict=False
-        ):
-            if ptx_name in params and argument.isidentifier():
-                known.setdefault(argument, int(params[ptx_name]))
-            if ptx_name in params:
-                known.setdefault(parameter.name, int(params[ptx_name]))
-    return known
-
-
-def _current_block(source_kernel: SourceKernel | None, site: LaunchSite | None) -> Dim3 | None:
-    if site is not None:
-        if site.annotation is not None and site.annotation.block is not None:
-            return site.annotation.block
-        return site.block_folded.value
-    if source_kernel is not None and source_kernel.annotation is not None:
-        return source_kernel.annotation.block
-    return None
-
-
-def _dynamic_smem(
-    source_kernel: SourceKernel | None, site: LaunchSite | None, options: AnalysisOptions
-) -> int:
-    if options.dynamic_smem_bytes is not None:
-        return options.dynamic_smem_bytes
-    for annotation in (
-        site.annotation if site else None,
-        source_kernel.annotation if source_kernel else None,
-    ):
-        if annotation is not None and annotation.dynamic_smem_bytes is not None:
-            return annotation.dynamic_smem_bytes
-    if site is not None and site.shared_memory_folded.value is not None:
-        return site.shared_memory_folded.value
-    return 0
-
-
-def _block_limit(
-    directives: PerformanceDirectives, source_kernel: SourceKernel | None
-) -> int | None:
-    """The most threads per block the kernel may be launched with, from its launch bounds."""
-    limits: list[int] = []
-    for shape in (directives.maxntid, directives.reqntid):
-        if shape:
-            total = 1
-            for extent in shape:
-                total *= extent
-            limits.append(total)
-    if source_kernel is not None and source_kernel.launch_bounds is not None:
-        bound = source_kernel.launch_bounds.max_threads
-        if bound is not None:
-            limits.append(bound)
-    return min(limits) if limits else None

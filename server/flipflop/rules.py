@@ -50,5 +50,10 @@ RULES: dict[str, Rule] = {
              "The CUDA toolchain is missing, failed or timed out."),
         Rule("FF011", "thread-divergence", "information",
              "A branch depends on the thread index, so warps diverge."),
+        Rule("FF012", "recommendation-rests-on-guess", "information",
+             "The recommendation changes if an input FlipFlop had to guess is 4× off."),
+        Rule("FF013", "tunables-off-pareto-front", "warning",
+             "The default values of compile-time tunables are off the energy/time Pareto "
+             "front of their search space."),
     )
 }  # fmt: skip

@@ -9,9 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
+from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.ties import (
+    TIE_TOLERANCE,
+    ConfigurationKey,
+    TieGroup,
+    configuration_key,
+    tie_groups,
+    values_tie,
+)
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -40,6 +50,7 @@ class NoLaunchableConfig(ValueError):
 class Excluded:
     block: Dim3
     reason: str
+    params: tuple[tuple[str, int | float | str], ...] = ()  # the tunables, in a search space
 
 
 @dataclass(frozen=True)
@@ -68,11 +79,21 @@ class Advice:
     drivers: tuple[Driver, ...]  # energy drivers of the current launch (else the baseline)
     excluded: tuple[Excluded, ...]  # candidate shapes that cannot run, with the reason
     slack: float
+    ties: tuple[TieGroup, ...] = ()  # configurations that are one answer at the model's precision
 
     @property
     def search_space_reduction(self) -> float:
         """1 − |recommended set| / |evaluated configurations| (DESIGN §3)."""
         return 1.0 - len(self.recommended_set) / len(self.predictions)
+
+    def tie_group(self, prediction: Prediction) -> TieGroup | None:
+        """The tie group holding the configuration (block, tunables, power limit) of
+        `prediction`."""
+        return self._tie_index.get(configuration_key(prediction))
+
+    @cached_property
+    def _tie_index(self) -> dict[ConfigurationKey, TieGroup]:
+        return {configuration_key(p): group for group in self.ties for p in group.members}
 
 
 @dataclass(frozen=True)
@@ -170,12 +191,8 @@ def advise(
         drivers=drivers,
         excluded=excluded,
         slack=slack,
+        ties=tie_groups(predictions),
     )
-
-
-# Energies this close are a tie: the model's own error is larger, so a tie keeps the launch as
-# written rather than asking for an edit that changes nothing measurable.
-_TIE = 0.01
 
 
 def _settle(
@@ -185,29 +202,19 @@ def _settle(
 ) -> Prediction:
     if current is None:
         return lowest
-    same = [p for p in within if p.block == current.block and p.power_limit_w is None]
-    if same and same[0].energy_j <= lowest.energy_j * (1.0 + _TIE):
+    # A tie keeps the launch as written rather than asking for an edit that changes nothing
+    # measurable.
+    same = [
+        p for p in within
+        if p.block == current.block and p.params == current.params and p.power_limit_w is None
+    ]
+    if same and values_tie(same[0].energy_j, lowest.energy_j):
         return same[0]
     return lowest
 
 
-# Shapes whose useful work differs from the reference by more than this do a different job.
-_WORK_TOLERANCE = 0.02
-
-
-def _useful_work(work: ThreadWork, shape: LaunchShape) -> float:
-    """The launch's useful work: arithmetic, memory traffic and atomics of all its threads."""
-    per_thread = (
-        work.flops
-        + work.global_load_bytes
-        + work.global_store_bytes
-        + work.shared_accesses
-        + work.atomics
-        + work.async_copy_bytes
-    )
-    if per_thread <= 0.0:
-        per_thread = work.instructions * work.active_fraction
-    return per_thread * shape.threads
+# Shapes whose coverage differs from the reference by more than this do a different job.
+_COVERAGE_TOLERANCE = 0.02
 
 
 def _conserving_work(
@@ -217,45 +224,43 @@ def _conserving_work(
     work_for: Callable[[LaunchShape], ThreadWork],
     dynamic_smem_bytes: int,
 ) -> dict[Dim3, _Evaluated | Excluded]:
-    """With a fixed grid, keep only the shapes that do the same work as the launch as written.
+    """With a fixed grid, keep only the shapes that write the same output and read all of the
+    input of the launch as written (`flipflop.advice.coverage`).
 
-    A fixed grid means the block decides how much gets done: fewer threads than a guard's bound
-    skip elements, more threads than the data hold write past it. Neither is a cheaper way to
-    do the same job, so such shapes are excluded with the reason (the reference is the current
-    launch, else the shape doing the most work).
+    Fewer threads than a guard's bound skip elements (less output, or less input read); more
+    threads than the data hold write past it, which only counts when every axis is fixed
+    (covered axes round up to whole blocks). The reference is the current launch, else the
+    shape that writes the most.
     """
-    totals = {
-        block: _useful_work(o.work, o.prepared.shape)
+    covered = {
+        block: coverage(o.work, o.prepared.shape)
         for block, o in outcomes.items()
         if isinstance(o, _Evaluated)
     }
-    if not totals:
+    if not covered:
         return outcomes
-    reference = max(totals.values())
     if current_block is not None:
         shape = LaunchShape(current_block, problem.grid_for(current_block), dynamic_smem_bytes)
-        reference = _useful_work(work_for(shape), shape)
-    if reference <= 0.0:
+        reference = coverage(work_for(shape), shape)
+    else:
+        reference = max(covered.values(), key=lambda c: (c.written_bytes, c.read_bytes))
+    if reference.written_bytes <= 0.0:
         return outcomes
+    low, high = 1.0 - _COVERAGE_TOLERANCE, 1.0 + _COVERAGE_TOLERANCE
     kept: dict[Dim3, _Evaluated | Excluded] = {}
     for block, outcome in outcomes.items():
-        total = totals.get(block)
-        # Covered axes round up to whole blocks, so doing a little more is only wrong when
-        # every axis is fixed.
-        too_little = total is not None and total < reference * (1.0 - _WORK_TOLERANCE)
-        too_much = (
-            total is not None
-            and problem.grid is not None
-            and total > reference * (1.0 + _WORK_TOLERANCE)
-        )
-        if total is not None and (too_little or too_much):
-            kept[block] = Excluded(
-                block,
-                f"with the grid fixed, {volume(block)} threads per block do {total / reference:.0%}"
-                " of the work of the launch as written",
-            )
-        else:
-            kept[block] = outcome
+        found = covered.get(block)
+        reason = None
+        if found is not None:
+            written = found.written_bytes / reference.written_bytes
+            read = found.read_bytes / reference.read_bytes if reference.read_bytes > 0 else 1.0
+            if written < low or (problem.grid is not None and written > high):
+                reason = (f"with the grid fixed, {volume(block)} threads per block write "
+                          f"{written:.0%} of the output of the launch as written")
+            elif read < low:
+                reason = (f"with the grid fixed, {volume(block)} threads per block read "
+                          f"{read:.0%} of the input of the launch as written")
+        kept[block] = Excluded(block, reason) if reason is not None else outcome
     return kept
 
 
@@ -345,8 +350,8 @@ def _recommend(
     ]
     if lowest is not None and lowest is not chosen:
         reasons[0] = (
-            f"Within {_TIE:.0%} of the lowest predicted energy (block {_shape(lowest.block)}), "
-            "a tie at the model's precision, so the launch as written is kept."
+            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy ({_config(lowest)}),"
+            " a tie at the model's precision, so the launch as written is kept."
         )
     if chosen.power_limit_w is not None:
         reasons.append(
@@ -357,11 +362,12 @@ def _recommend(
     if heuristic is not None and vs_heuristic is not None:
         reasons.append(
             f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
-            f"(block {_shape(heuristic.block)}, {heuristic.occupancy:.0%} occupancy)."
+            f"({_config(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
         )
     if current is not None and vs_current is not None:
         reasons.append(
-            f"{_relative(vs_current)} the current launch (block {_shape(current.block)})."
+            f"{_relative(vs_current)} the current {'configuration' if current.params else 'launch'}"
+            f" ({_config(current)})."
         )
     return Recommendation(
         block=chosen.block,
@@ -396,7 +402,9 @@ def _shape(block: Dim3) -> str:
 
 def _config(prediction: Prediction) -> str:
     limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    return f"block {_shape(prediction.block)}{limit}"
+    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
+    described = tunables or f"block {_shape(prediction.block)}"
+    return f"{described}{limit}"
 
 
 def _seconds(value: float) -> str:

@@ -26,7 +26,22 @@ DRIVER_KINDS = (
     "spills",
     "compute",
     "launch_overhead",
+    "other",  # the drivers beyond the largest MAX_DRIVERS − 1, summed
 )
+# A reader takes in a handful of causes; past this many, the smallest are summed as "other".
+MAX_DRIVERS = 8
+_KIND_NAMES = {
+    "memory_traffic": "memory traffic",
+    "coalescing": "uncoalesced accesses",
+    "bank_conflicts": "bank conflicts",
+    "occupancy_limiter": "occupancy",
+    "tail_effect": "tail effect",
+    "idle_lanes": "idle lanes",
+    "divergence": "divergence",
+    "spills": "spills",
+    "compute": "compute",
+    "launch_overhead": "launch overhead",
+}
 # Drivers below this share are noise next to the model's own error.
 _MIN_SHARE = 0.01
 _GLOBAL_SPACES = frozenset({"global", "generic", "tex"})
@@ -44,7 +59,11 @@ class Driver:
 def energy_drivers(
     profile: GpuProfile, resources: Resources, work: ThreadWork, prediction: Prediction
 ) -> tuple[Driver, ...]:
-    """Every driver that accounts for at least 1% of the energy, largest share first."""
+    """The drivers that account for at least 1% of the energy, largest share first.
+
+    Accesses of one source line merge into one driver, and beyond `MAX_DRIVERS` the smallest
+    are summed into one of kind "other", so every view reads the same short list.
+    """
     found = [
         *_memory_traffic(work, prediction),
         *_coalescing(work, prediction),
@@ -57,8 +76,38 @@ def energy_drivers(
         *_compute(prediction),
         *_launch_overhead(prediction),
     ]
-    kept = [driver for driver in found if driver.share >= _MIN_SHARE]
-    return tuple(sorted(kept, key=lambda driver: -driver.share))
+    merged = sorted(_merged(found), key=lambda driver: -driver.share)
+    kept = [driver for driver in merged if driver.share >= _MIN_SHARE]
+    return _top(kept, MAX_DRIVERS)
+
+
+def _merged(drivers: list[Driver]) -> list[Driver]:
+    """One driver per kind and source lines, shares summed (messages kept when they differ)."""
+    by_key: dict[tuple[str, tuple[int, ...]], list[Driver]] = {}
+    for driver in drivers:
+        by_key.setdefault((driver.kind, driver.lines), []).append(driver)
+    merged = []
+    for (kind, lines), same in by_key.items():
+        messages = "; ".join(dict.fromkeys(driver.message for driver in same))
+        merged.append(Driver(kind, sum(driver.share for driver in same), messages, lines))
+    return merged
+
+
+def _top(drivers: list[Driver], most: int) -> tuple[Driver, ...]:
+    """The `most` largest drivers; the rest, when there are more, summed as one "other"."""
+    if len(drivers) <= most:
+        return tuple(drivers)
+    shown, rest = drivers[: most - 1], drivers[most - 1 :]
+    share = sum(driver.share for driver in rest)
+    kinds = ", ".join(dict.fromkeys(_KIND_NAMES.get(d.kind, d.kind) for d in rest))
+    lines = tuple(sorted({line for driver in rest for line in driver.lines}))
+    other = Driver(
+        kind="other",
+        share=share,
+        message=f"{len(rest)} smaller drivers ({kinds}): {share:.0%} of energy together",
+        lines=lines,
+    )
+    return (*shown, other)
 
 
 def _total_w(prediction: Prediction) -> float:
@@ -110,29 +159,62 @@ def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     ]
 
 
+def _by_lines(sites: list[SiteWork]) -> list[list[SiteWork]]:
+    """Sites grouped by their source lines, in first-seen order: one statement often compiles
+    to several PTX accesses (unrolled loops, vector halves), and a reader thinks in statements."""
+    groups: dict[tuple[int, ...], list[SiteWork]] = {}
+    for site in sites:
+        groups.setdefault(site.lines, []).append(site)
+    return list(groups.values())
+
+
+def _accesses(sites: list[SiteWork]) -> str:
+    """"loads", "stores" or "loads and stores"."""
+    kinds = sorted({"stores" if site.is_store else "loads" for site in sites})
+    return " and ".join(kinds)
+
+
+def _count(sites: list[SiteWork]) -> str:
+    return "" if len(sites) == 1 else f" ({len(sites)} instructions)"
+
+
+def _stride(sites: list[SiteWork]) -> str:
+    strides = sorted({site.stride_bytes for site in sites if site.stride_bytes is not None})
+    if not strides or any(site.stride_bytes is None for site in sites):
+        return ""
+    if len(strides) == 1:
+        return f" (stride {strides[0]} B)"
+    return f" (strides {strides[0]}–{strides[-1]} B)"
+
+
 def _coalescing(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     sector_total = work.global_load_sectors + work.global_store_sectors
     if sector_total <= 0.0:
         return []
+    wasteful = [
+        site
+        for site in _global_sites(work)
+        if site.pattern not in ("coalesced", "uniform")
+        and site.sectors - site.bytes_requested / SECTOR_BYTES > 0.0
+    ]
     drivers = []
-    for site in _global_sites(work):
-        ideal = site.bytes_requested / SECTOR_BYTES
-        excess = site.sectors - ideal
-        if site.pattern in ("coalesced", "uniform") or excess <= 0.0:
-            continue
-        of_bytes = min(1.0, site.sectors / sector_total)
-        stride = "" if site.stride_bytes is None else f" (stride {site.stride_bytes} B)"
-        kind = "stores" if site.is_store else "loads"
+    for sites in _by_lines(wasteful):
+        sectors = sum(site.sectors for site in sites)
+        ideal = sum(site.bytes_requested for site in sites) / SECTOR_BYTES
+        excess = sectors - ideal
+        of_bytes = min(1.0, sectors / sector_total)
+        patterns = "/".join(dict.fromkeys(site.pattern for site in sites))
+        lines = sites[0].lines
         drivers.append(
             Driver(
                 kind="coalescing",
                 share=_memory_share(prediction) * min(1.0, excess / sector_total),
                 message=(
-                    f"{site.pattern} {kind}{stride}{_at_lines(site.lines)}: "
-                    f"{of_bytes:.0%} of DRAM bytes, {site.sectors / max(ideal, 1e-12):.1f}× "
-                    f"the sectors of a coalesced access"
+                    f"{patterns} {_accesses(sites)}{_stride(sites)}{_at_lines(lines)}"
+                    f"{_count(sites)}: {of_bytes:.0%} of DRAM bytes, "
+                    f"{sectors / max(ideal, 1e-12):.1f}× the sectors of a coalesced access"
                 ),
-                lines=site.lines,
+                lines=lines,
             )
         )
     return drivers
@@ -145,20 +227,24 @@ def _bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     shared_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
     if prediction.bound == "shared":
         shared_share += _per_second_share(prediction)
+    conflicting = [
+        site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0
+    ]
     drivers = []
-    for site in work.sites:
-        degree = site.bank_conflict_degree
-        if site.space != "shared" or degree <= 1.0:
-            continue
-        excess = site.accesses * (degree - 1.0) / work.shared_wavefronts
-        kind = "stores" if site.is_store else "loads"
+    for sites in _by_lines(conflicting):
+        excess = sum(
+            site.accesses * (site.bank_conflict_degree - 1.0) for site in sites
+        ) / work.shared_wavefronts
+        degree = max(site.bank_conflict_degree for site in sites)
+        lines = sites[0].lines
         drivers.append(
             Driver(
                 kind="bank_conflicts",
                 share=shared_share * min(1.0, excess),
-                message=f"{degree:.0f}-way bank conflicts in shared-memory {kind}"
-                f"{_at_lines(site.lines)}",
-                lines=site.lines,
+                message=f"{'up to ' if len({s.bank_conflict_degree for s in sites}) > 1 else ''}"
+                f"{degree:.0f}-way bank conflicts in shared-memory {_accesses(sites)}"
+                f"{_at_lines(lines)}{_count(sites)}",
+                lines=lines,
             )
         )
     return drivers

@@ -9,10 +9,16 @@ from flipflop.advice.drivers import Driver
 from flipflop.model import Prediction
 
 
-def prediction_to_json(prediction: Prediction) -> dict[str, Any]:
-    """One entry of `configs`."""
-    return {
+def _params(prediction: Prediction) -> dict[str, Any]:
+    """`"params"` beside `"block"` for a configuration of compile-time tunables (DESIGN §2)."""
+    return {"params": dict(prediction.params)} if prediction.params else {}
+
+
+def prediction_to_json(prediction: Prediction, tie_group: int | None = None) -> dict[str, Any]:
+    """One entry of `configs`; `tie_group` (optional) numbers the configurations that tie."""
+    entry: dict[str, Any] = {
         "block": list(prediction.block),
+        **_params(prediction),
         "power_limit_w": prediction.power_limit_w,
         "active_blocks_per_sm": prediction.active_blocks_per_sm,
         "occupancy": prediction.occupancy,
@@ -23,11 +29,15 @@ def prediction_to_json(prediction: Prediction) -> dict[str, Any]:
         "energy_j": prediction.energy_j,
         "pareto": prediction.pareto,
     }
+    if tie_group is not None:
+        entry["tie_group"] = tie_group
+    return entry
 
 
 def recommendation_to_json(recommendation: Recommendation) -> dict[str, Any]:
     return {
         "block": list(recommendation.block),
+        **_params(recommendation.prediction),
         "power_limit_w": recommendation.power_limit_w,
         "time_s": recommendation.time_s,
         "power_w": recommendation.power_w,
@@ -46,6 +56,7 @@ def baseline_to_json(heuristic: Prediction | None) -> dict[str, Any]:
     return {
         "occupancy_heuristic": {
             "block": list(heuristic.block),
+            **_params(heuristic),
             "time_s": heuristic.time_s,
             "power_w": heuristic.power_w,
             "energy_j": heuristic.energy_j,
@@ -65,8 +76,13 @@ def driver_to_json(driver: Driver) -> dict[str, Any]:
 def advice_to_json(advice: Advice) -> dict[str, Any]:
     """The advice part of one kernel's object: configs, recommendation, baseline, drivers."""
     return {
-        "configs": [prediction_to_json(p) for p in advice.predictions],
+        "configs": [prediction_to_json(p, _tie_index(advice, p)) for p in advice.predictions],
         "recommendation": recommendation_to_json(advice.recommendation),
         "baseline": baseline_to_json(advice.heuristic),
         "drivers": [driver_to_json(d) for d in advice.drivers],
     }
+
+
+def _tie_index(advice: Advice, prediction: Prediction) -> int | None:
+    group = advice.tie_group(prediction)
+    return None if group is None else group.index

@@ -97,10 +97,17 @@ class KernelFeatures:
         block = shape.block
         site_work: list[SiteWork] = []
         sums: dict[str, float] = {}
+        factors = self.factors
+        loads_by_key: dict[tuple[int, ...], list[float]] = {}
         for site in self.sites:
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
+            guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
             evaluated = evaluate_site(site, block, env)
-            work = _site_work(site, evaluated, weight)
+            work = _site_work(site, evaluated, weight, guarded)
+            if site.space in _MEMORY_SPACES and not site.is_store:
+                counts = loads_by_key.setdefault(site.key, [0.0, 0.0])
+                counts[0] += site.accesses
+                counts[1] += weight
             site_work.append(work)
             _accumulate(sums, site, work)
 
@@ -133,6 +140,8 @@ class KernelFeatures:
             divergent_branches=totals[oc.DIVERGENT_BRANCHES],
             active_fraction=min(1.0, max(0.0, active)),
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
+            static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
+            load_parallelism=_load_parallelism(loads_by_key),
             sites=tuple(site_work),
             idle_lines=tuple(idle_lines),
             divergence_lines=self.divergence_lines,
@@ -309,7 +318,19 @@ def _note_assumptions(summary: FunctionSummary, assumptions: list[str]) -> None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _site_work(site: StaticSite, shape: SiteShape, weight: float) -> SiteWork:
+_MEMORY_SPACES = frozenset(("global", "generic", "tex", "local"))
+
+
+def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float:
+    """Σ_region dynamic loads × static loads of the region / Σ dynamic loads (at least 1)."""
+    dynamic = sum(counts[1] for counts in loads_by_key.values())
+    if dynamic <= 0.0:
+        return 1.0
+    weighted = sum(counts[0] * counts[1] for counts in loads_by_key.values())
+    return max(1.0, weighted / dynamic)
+
+
+def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float) -> SiteWork:
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
@@ -323,6 +344,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float) -> SiteWork:
         sectors=sectors,
         bank_conflict_degree=shape.bank_conflict_degree,
         stride_bytes=shape.stride_bytes,
+        guard_fraction=min(1.0, max(0.0, guarded)),
     )
 
 

@@ -28,6 +28,9 @@ class SiteWork:
     sectors: float  # 32-byte DRAM/L2 sectors per thread after coalescing (global/local)
     bank_conflict_degree: float  # shared memory: wavefronts per warp request (1 = conflict-free)
     stride_bytes: int | None = None  # lane-to-lane stride when known
+    # Fraction of launched threads that pass the guards around the site: `accesses` divided by
+    # it is what one executing thread does.
+    guard_fraction: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,12 @@ class ThreadWork:
     divergent_branches: float
     active_fraction: float  # fraction of launched threads that do the guarded main work
     async_copy_bytes: float = 0.0  # cp.async / TMA bytes
+    # PTX instructions of the kernel as written (callees included), each counted once: with
+    # `instructions` it says how often an instruction of the code runs on average.
+    static_instructions: float = 0.0
+    # Global loads a thread issues before it waits on the first: the static loads of the code
+    # region its loads come from (unrolled tiles issue theirs together), load-weighted.
+    load_parallelism: float = 1.0
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches

@@ -107,9 +107,16 @@ class CudaDevice:
         return int(self._call(self._cu.cuDeviceGetAttribute(attribute, self._device)))
 
     def load_function(self, image: bytes, name: str) -> Any:
+        return self.function(self.load_module(image), name)
+
+    def load_module(self, image: bytes) -> Any:
+        """Load a cubin; the module stays until `unload_module` or `close`."""
         buffer = np.frombuffer(image, dtype=np.uint8).copy()  # alive until the load returns
         module = self._call(self._cu.cuModuleLoadData(buffer.ctypes.data))
         self._modules.append(module)
+        return module
+
+    def function(self, module: Any, name: str) -> Any:
         result = self._cu.cuModuleGetFunction(module, name.encode())
         if result[0] != self._cu.CUresult.CUDA_SUCCESS:
             raise GpuError(
@@ -117,6 +124,18 @@ class CudaDevice:
                 "its mangled name)"
             )
         return result[1]
+
+    def global_symbol(self, module: Any, name: str) -> tuple[int, int]:
+        """Address and size in bytes of a module's `__constant__` or `__device__` variable."""
+        result = self._cu.cuModuleGetGlobal(module, name.encode())
+        if result[0] != self._cu.CUresult.CUDA_SUCCESS:
+            raise GpuError(f"the compiled module has no global symbol {name!r}")
+        return int(result[1]), int(result[2])
+
+    def unload_module(self, module: Any) -> None:
+        if module in self._modules:
+            self._modules.remove(module)
+            self._call(self._cu.cuModuleUnload(module))
 
     def allow_dynamic_smem(self, function: Any, nbytes: int) -> None:
         """Raise this kernel's own dynamic shared-memory limit (a function attribute only)."""

@@ -30,6 +30,7 @@ class PowerSource(Protocol):
 
 class StateSource(Protocol):
     def sm_clock_mhz(self) -> float: ...
+    def mem_clock_mhz(self) -> float: ...
     def temperature_c(self) -> float: ...
 
 
@@ -88,21 +89,24 @@ class InstantPowerObserver:
 
 
 class ClockTemperatureObserver:
-    """Mean SM clock while running and the temperature at the end of the window."""
+    """Mean SM and memory clocks while running and the temperature at the end of the window."""
 
     def __init__(self, source: StateSource) -> None:
         self._source = source
         self._clocks: list[float] = []
+        self._memory_clocks: list[float] = []
         self._temperature: float | None = None
 
     def before_start(self) -> None:
         self._clocks = []
+        self._memory_clocks = []
 
     def after_start(self) -> None:
         pass
 
     def during(self) -> None:
         self._clocks.append(self._source.sm_clock_mhz())
+        self._memory_clocks.append(self._source.mem_clock_mhz())
 
     def after_finish(self) -> None:
         self._temperature = self._source.temperature_c()
@@ -110,5 +114,6 @@ class ClockTemperatureObserver:
     def get_results(self) -> dict[str, float | tuple[float, ...] | None]:
         return {
             "sm_clock_mhz": fmean(self._clocks) if self._clocks else None,
+            "mem_clock_mhz": fmean(self._memory_clocks) if self._memory_clocks else None,
             "temperature_c": self._temperature,
         }

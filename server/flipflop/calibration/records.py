@@ -223,16 +223,21 @@ def read_measurement(path: Path) -> MeasurementSet:
 
 def read_measurements(path: Path) -> tuple[MeasurementSet, ...]:
     """One file, or every `*.json` measurement file under a directory (sorted by path)."""
+    return tuple(read_measurement(p) for p in measurement_paths(path))
+
+
+def measurement_paths(path: Path) -> tuple[Path, ...]:
+    """`path` itself, or every `*.json` measurement file under the directory (sorted)."""
     if path.is_dir():
         files: Sequence[Path] = sorted(
             p for p in path.rglob("*.json") if _looks_like_measurement(p)
         )
         if not files:
             raise MeasurementFileError(f"{path}: no {SCHEMA} files in this directory")
-        return tuple(read_measurement(p) for p in files)
+        return tuple(files)
     if not path.exists():
         raise MeasurementFileError(f"{path}: no such file or directory")
-    return (read_measurement(path),)
+    return (path,)
 
 
 def _looks_like_measurement(path: Path) -> bool:

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flipflop.calibration.device import CudaDevice, GpuError, NvmlDevice, argument_block
+from flipflop.calibration.kernel_build import BuildRequest, BuildResult, CubinStore
 from flipflop.calibration.observers import (
     ClockTemperatureObserver,
     EnergyCounterObserver,
@@ -32,7 +33,7 @@ from flipflop.calibration.observers import (
     Observer,
 )
 from flipflop.calibration.records import ConfigMeasurement, DeviceInfo, MeasurementSet
-from flipflop.calibration.references import REFERENCES, relative_error
+from flipflop.calibration.references import REFERENCES, Expected, expected_error
 from flipflop.calibration.spec import (
     ArgSpec,
     KernelSpec,
@@ -72,24 +73,48 @@ class MeasureRequest:
     cooldown_s: float = 0.2
     idle_s: float = 1.0
     command: tuple[str, ...] = ()
+    cubin_dir: Path | None = None  # compiled cubins, reused when their inputs are unchanged
+
+
+def _nvcc_options(request: MeasureRequest) -> tuple[str, ...]:
+    options = ["-O3", "-lineinfo", "-I", str(request.file.resolve().parent)]
+    for directory in request.include_dirs:
+        options += ["-I", str(directory)]
+    options += [f"-D{d}" for d in request.defines]
+    return tuple(options)
 
 
 def compile_cubin(request: MeasureRequest, arch: str) -> bytes:
-    """nvcc -cubin for `arch`; a failure raises ToolchainError with nvcc's message."""
+    """nvcc -cubin for `arch` (or the stored cubin of the same inputs); a failure raises
+    ToolchainError with nvcc's message."""
+    return build_cubin(request, arch).cubin
+
+
+def build_cubin(request: MeasureRequest, arch: str) -> BuildResult:
+    options = _nvcc_options(request)
+    text = request.file.read_text()
+    key_request = BuildRequest(str(request.file), text, arch, ("nvcc", *options),
+                               (request.file.resolve().parent, *request.include_dirs))
+    store = CubinStore(request.cubin_dir) if request.cubin_dir is not None else None
+    key = key_request.key()
+    if store is not None:
+        stored = store.get(key)
+        if stored is not None:
+            return BuildResult(True, stored, "", 0.0, "store", cached=True)
     toolchain = find_toolchain(request.nvcc)
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="flipflop-measure-") as scratch:
         out = Path(scratch) / "kernel.cubin"
-        argv: list[str | Path] = [
-            toolchain.nvcc, "-cubin", f"-arch={arch}", "-O3", "-lineinfo",
-            "-I", request.file.resolve().parent, "-o", out, request.file,
-        ]
-        for directory in request.include_dirs:
-            argv += ["-I", directory]
-        argv += [f"-D{d}" for d in request.defines]
+        argv: list[str | Path] = [toolchain.nvcc, "-cubin", f"-arch={arch}", *options,
+                                  "-o", out, request.file]
         run = run_tool(argv, COMPILE_TIMEOUT_S)
         if run.returncode != 0:
             raise ToolchainError(f"nvcc failed on {request.file}:\n{run.stderr.strip()}")
-        return out.read_bytes()
+        result = BuildResult(True, out.read_bytes(), run.stderr.strip(),
+                             time.perf_counter() - started, f"nvcc {toolchain.version}")
+    if store is not None:
+        store.put(key, result, str(request.file))
+    return result
 
 
 def git_commit(path: Path) -> str:
@@ -110,7 +135,7 @@ def git_commit(path: Path) -> str:
 
 
 @dataclass
-class _Buffer:
+class Buffer:
     spec: ArgSpec
     pointer: int
     host: NDArray[Any]  # the initial contents (inputs) or a scratch array (outputs)
@@ -118,17 +143,30 @@ class _Buffer:
 
 def _initial(arg: ArgSpec, count: int, names: Mapping[str, float], rng: np.random.Generator
              ) -> NDArray[Any]:
-    dtype = NUMPY_TYPES[arg.type.rstrip("*")]
-    if arg.init == "random":
+    return initial_data(arg.type.rstrip("*"), arg.init, count, rng,
+                        lambda: int(evaluate(arg.range, names)))
+
+
+def initial_data(element: str, init: str, count: int, rng: np.random.Generator,
+                 upper: Callable[[], int] = lambda: 1) -> NDArray[Any]:
+    """The initial contents of an argument or constant of `count` elements."""
+    dtype = NUMPY_TYPES[element]
+    if init == "random":
         if np.issubdtype(dtype, np.integer):
             return rng.integers(-1000, 1000, size=count).astype(dtype)
         return rng.uniform(-1.0, 1.0, size=count).astype(dtype)
-    if arg.init == "index_random":
-        upper = int(evaluate(arg.range, names))
-        return rng.integers(0, max(upper, 1), size=count).astype(dtype)
-    if arg.init == "iota":
+    if init == "normal":
+        return rng.standard_normal(size=count).astype(dtype)
+    if init == "circle":
+        # tune_pnpoly.py: sort(rand(V) * 2π)[::-1], then (cos, sin) pairs.
+        angles = np.sort(rng.random(count // 2) * 2.0 * np.pi)[::-1]
+        pairs = np.stack([np.cos(angles), np.sin(angles)], axis=1).ravel()
+        return np.concatenate([pairs, np.zeros(count - pairs.size)]).astype(dtype)
+    if init == "index_random":
+        return rng.integers(0, max(upper(), 1), size=count).astype(dtype)
+    if init == "iota":
         return np.arange(count).astype(dtype)
-    if arg.init == "ones":
+    if init == "ones":
         return np.ones(count, dtype=dtype)
     return np.zeros(count, dtype=dtype)  # "zero"; "poison" is written as 0xFF bytes instead
 
@@ -148,7 +186,7 @@ class _Sweep:
             compile_cubin(request, f"sm_{cc[0]}{cc[1]}"), request.spec.kernel
         )
         self.buffers = self._allocate()
-        self._reference: dict[str, NDArray[np.float64]] | None = None
+        self._reference: dict[str, Expected] | None = None
 
     def grid(self, block: Dim3) -> Dim3:
         return grid_for(
@@ -158,7 +196,7 @@ class _Sweep:
     def names(self, block: Dim3) -> dict[str, float]:
         return launch_names(self.params, block, self.grid(block), self.sms)
 
-    def _allocate(self) -> list[_Buffer]:
+    def _allocate(self) -> list[Buffer]:
         rng = np.random.default_rng(20240607)
         buffers = []
         for arg in self.request.spec.args:
@@ -169,7 +207,7 @@ class _Sweep:
             host = _initial(arg, count, self.names(self.blocks[0]), rng)
             pointer = self.device.alloc(host.nbytes)
             self.device.upload(pointer, host)
-            buffers.append(_Buffer(arg, pointer, host))
+            buffers.append(Buffer(arg, pointer, host))
         return buffers
 
     def arguments(self, block: Dim3) -> tuple[NDArray[np.uint64], list[NDArray[Any]]]:
@@ -184,33 +222,56 @@ class _Sweep:
         return argument_block(storage), storage
 
     def reset_outputs(self) -> None:
-        for buffer in self.buffers:
-            if buffer.spec.init == "poison":
-                self.device.fill_bytes(buffer.pointer, 0xFF, buffer.host.nbytes)
-            elif buffer.spec.init == "zero":
-                self.device.upload(buffer.pointer, buffer.host)
+        reset_outputs(self.device, self.buffers, self.request.spec)
 
     def check(self, block: Dim3, launch: Callable[[], None]) -> bool | None:
         check = self.request.spec.check
         if check is None:
             return None
-        self.reset_outputs()
-        launch()
-        self.device.synchronize()
         if self._reference is None:
-            reference = REFERENCES.get(check.reference)
-            if reference is None:
-                raise SpecError(f"unknown reference {check.reference!r}")
-            inputs = {b.spec.name: b.host for b in self.buffers}
-            self._reference = reference(inputs, self.names(block))
-        ok = True
-        for buffer in self.buffers:
-            if buffer.spec.name in check.outputs:
-                got = np.empty_like(buffer.host)
-                self.device.download(buffer.pointer, got)
-                want = self._reference[buffer.spec.name]
-                ok = ok and relative_error(got[: want.size], want) <= check.rtol
-        return ok
+            self._reference = reference_outputs(self.request.spec, self.buffers,
+                                                self.names(block))
+        return check_outputs(self.device, self.buffers, self.request.spec, self._reference,
+                             launch)
+
+
+def reset_outputs(device: CudaDevice, buffers: Sequence[Buffer], spec: KernelSpec) -> None:
+    """Outputs back to their initial state: poisoned (0xFF bytes, NaN for floats) or as first
+    uploaded, so a check sees only what the next launch writes."""
+    outputs = spec.check.outputs if spec.check is not None else ()
+    for buffer in buffers:
+        if buffer.spec.init == "poison":
+            device.fill_bytes(buffer.pointer, 0xFF, buffer.host.nbytes)
+        elif buffer.spec.init == "zero" or buffer.spec.name in outputs:
+            device.upload(buffer.pointer, buffer.host)
+
+
+def reference_outputs(spec: KernelSpec, buffers: Sequence[Buffer], names: Mapping[str, float],
+                      constants: Mapping[str, NDArray[Any]] | None = None
+                      ) -> dict[str, Expected]:
+    """The expected outputs of the check (computed once per sweep, from the initial data of
+    the arguments and of the `__constant__` symbols)."""
+    assert spec.check is not None
+    reference = REFERENCES.get(spec.check.reference)
+    if reference is None:
+        raise SpecError(f"unknown reference {spec.check.reference!r}")
+    return reference({**(constants or {}), **{b.spec.name: b.host for b in buffers}}, names)
+
+
+def check_outputs(device: CudaDevice, buffers: Sequence[Buffer], spec: KernelSpec,
+                  expected: Mapping[str, Expected], launch: Callable[[], None]) -> bool:
+    """Reset the outputs, launch once and compare every checked output with the reference."""
+    assert spec.check is not None
+    reset_outputs(device, buffers, spec)
+    launch()
+    device.synchronize()
+    ok = True
+    for buffer in buffers:
+        if buffer.spec.name in spec.check.outputs:
+            got = np.empty_like(buffer.host)
+            device.download(buffer.pointer, got)
+            ok = ok and expected_error(got, expected[buffer.spec.name]) <= spec.check.rtol
+    return ok
 
 
 def _wait(device: CudaDevice, event: Any, observers: Sequence[Observer]) -> None:
@@ -326,6 +387,52 @@ def _measure_block(sweep: _Sweep, block: Dim3, idle_w: float) -> ConfigMeasureme
 
     correct = sweep.check(block, launch)
     sweep.reset_outputs()
+    window = measure_launch(device, sweep.nvml, launch, sweep.request.repeats,
+                            sweep.request.window_s, idle_w)
+    return ConfigMeasurement(
+        block=block,
+        grid=grid,
+        time_s=window.time_s,
+        time_s_repeats=window.times_s,
+        energy_j=window.energy_j,
+        energy_above_idle_j=window.energy_above_idle_j,
+        power_w=window.power_w,
+        window_s=window.window_s,
+        launches_in_window=window.launches,
+        power_samples_w=window.power_samples_w,
+        sm_clock_mhz=window.sm_clock_mhz,
+        temperature_c=window.temperature_c,
+        correct=correct,
+        work={key: evaluate(expr, names) for key, expr in sweep.request.spec.work.items()},
+        dynamic_smem_bytes=smem,
+    )
+
+
+@dataclass(frozen=True)
+class LaunchMeasurement:
+    """One launch configuration measured: CUDA-event times, then a back-to-back energy window.
+
+    `energy_j` is board energy per launch from NVML's total-energy counter (idle included),
+    `energy_above_idle_j` the same less idle power over the window."""
+
+    time_s: float  # median of the timed repeats
+    times_s: tuple[float, ...]
+    energy_j: float
+    energy_above_idle_j: float
+    power_w: float  # counter energy / window
+    window_s: float
+    launches: int
+    power_samples_w: tuple[float, ...]
+    sm_clock_mhz: float | None
+    mem_clock_mhz: float | None
+    temperature_c: float | None
+    seconds: float  # wall clock of warm-up, timing and window together
+
+
+def measure_launch(device: CudaDevice, nvml: NvmlDevice, launch: Callable[[], None],
+                   repeats: int, window_s: float, idle_w: float) -> LaunchMeasurement:
+    """Warm up (>= 3 launches and >= 50 ms), time `repeats` batches with CUDA events (median),
+    then launch back to back for at least `window_s` while observers read NVML."""
     warm_start = time.perf_counter()
     warmups = 0
     while warmups < 3 or time.perf_counter() - warm_start < 0.05:
@@ -335,22 +442,25 @@ def _measure_block(sweep: _Sweep, block: Dim3, idle_w: float) -> ConfigMeasureme
             device.synchronize()
     device.synchronize()
     estimate = (time.perf_counter() - warm_start) / warmups
-    times = _time_batches(device, launch, sweep.request.repeats, estimate)
+    times = _time_batches(device, launch, repeats, estimate)
     time_s = median(times)
 
     observers: list[Observer] = [
-        EnergyCounterObserver(sweep.nvml),
-        InstantPowerObserver(sweep.nvml),
-        ClockTemperatureObserver(sweep.nvml),
+        EnergyCounterObserver(nvml),
+        InstantPowerObserver(nvml),
+        ClockTemperatureObserver(nvml),
     ]
-    launches = max(1, math.ceil(sweep.request.window_s / max(time_s, 1e-7)))
-    chunk = max(1, min(launches, math.ceil(0.05 / max(time_s, 1e-7))))
+    planned = max(1, math.ceil(window_s / max(time_s, 1e-7)))
+    chunk = max(1, min(planned, math.ceil(0.05 / max(time_s, 1e-7))))
     for observer in observers:
         observer.before_start()
+    window_start = time.perf_counter()
     pending: list[Any] = []
     issued = 0
-    while issued < launches:
-        count = min(chunk, launches - issued)
+    # At least the planned launches, and on until the wall-clock window is long enough: with
+    # one chunk queued behind the running one, the host never runs far ahead of the GPU.
+    while issued < planned or time.perf_counter() - window_start < window_s:
+        count = min(chunk, planned - issued) if issued < planned else chunk
         for _ in range(count):
             launch()
         issued += count
@@ -358,8 +468,10 @@ def _measure_block(sweep: _Sweep, block: Dim3, idle_w: float) -> ConfigMeasureme
         if issued == count:
             for observer in observers:
                 observer.after_start()
-        while len(pending) > 1:  # keep one chunk queued behind the running one
+                observer.during()  # at least one sample, as Kernel Tuner's observers take
+        while len(pending) > 1:
             _wait(device, pending.pop(0), observers)
+    launches = issued
     while pending:
         _wait(device, pending.pop(0), observers)
     for observer in observers:
@@ -371,20 +483,17 @@ def _measure_block(sweep: _Sweep, block: Dim3, idle_w: float) -> ConfigMeasureme
     window_s = float(results["window_s"])
     if energy_j <= 0:
         raise GpuError("NVML's energy counter did not advance: the GPU reports no energy")
-    return ConfigMeasurement(
-        block=block,
-        grid=grid,
+    return LaunchMeasurement(
         time_s=time_s,
-        time_s_repeats=tuple(times),
+        times_s=tuple(times),
         energy_j=energy_j / launches,
         energy_above_idle_j=(energy_j - idle_w * window_s) / launches,
         power_w=energy_j / window_s,
         window_s=window_s,
-        launches_in_window=launches,
+        launches=launches,
         power_samples_w=tuple(results["power_samples_w"]),
         sm_clock_mhz=results["sm_clock_mhz"],
+        mem_clock_mhz=results["mem_clock_mhz"],
         temperature_c=results["temperature_c"],
-        correct=correct,
-        work={key: evaluate(expr, names) for key, expr in sweep.request.spec.work.items()},
-        dynamic_smem_bytes=smem,
+        seconds=time.perf_counter() - warm_start,
     )

@@ -15,6 +15,10 @@ A header is a block comment that starts with `flipflop-measure` followed by one 
 Sizes, values and work are arithmetic expressions over the parameters and, where they depend on
 the launch, `block_x`, `block_y`, `block_z`, `block_threads`, `grid_x`, `grid_y`, `grid_z`,
 `grid_blocks` and `sms`. calibration/README.md documents every key.
+
+A kernel whose source may not carry a header (a measured search space's, kept as published)
+is described by the same JSON object in a file of its own (`read_spec_file`). Such a
+description may also fill `__constant__` symbols (`constants`), as Kernel Tuner's `cmem_args`.
 """
 
 from __future__ import annotations
@@ -30,10 +34,15 @@ from typing import Literal
 
 from flipflop.launch import Dim3, ceil_div
 
-Init = Literal["random", "zero", "poison", "ones", "iota", "index_random"]
+Init = Literal["random", "zero", "poison", "ones", "iota", "index_random", "normal", "circle"]
 SCALAR_TYPES = ("i32", "u32", "i64", "u64", "f32", "f64")
 POINTER_TYPES = ("f32*", "f64*", "f16*", "i32*", "u32*", "i64*", "u64*")
-INITS: tuple[Init, ...] = ("random", "zero", "poison", "ones", "iota", "index_random")
+# normal: standard normal draws, as Kernel Tuner's scripts fill with numpy.random.randn.
+# circle: x,y pairs of count/2 points on the unit circle at uniform random angles in descending
+# order, the polygon of Kernel Tuner's point-in-polygon script (tune_pnpoly.py).
+INITS: tuple[Init, ...] = (
+    "random", "zero", "poison", "ones", "iota", "index_random", "normal", "circle",
+)
 
 
 class SpecError(ValueError):
@@ -52,6 +61,18 @@ class ArgSpec:
     @property
     def is_pointer(self) -> bool:
         return self.type.endswith("*")
+
+
+@dataclass(frozen=True)
+class ConstantSpec:
+    """A `__constant__` symbol filled before the kernel runs (Kernel Tuner's `cmem_args`):
+    with its own data (`type`, `count`, `init`), or with an argument's (`source`)."""
+
+    name: str
+    type: str = "f32"  # an element type of POINTER_TYPES without the star
+    count: str = "0"
+    init: Init = "random"
+    source: str | None = None  # the name of a pointer argument whose initial data it copies
 
 
 @dataclass(frozen=True)
@@ -74,6 +95,8 @@ class KernelSpec:
     check: CheckSpec | None = None
     # Parameter sets `flipflop calibrate` measures in turn (e.g. how many SMs to load).
     variants: tuple[Mapping[str, float], ...] = ()
+    constants: tuple[ConstantSpec, ...] = ()
+    note: str = ""  # how the data differ from the original measurements, for the record
 
 
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
@@ -189,6 +212,15 @@ def parse_headers(source: str, origin: str) -> tuple[KernelSpec, ...]:
     return tuple(specs)
 
 
+def read_spec_file(path: str, text: str) -> KernelSpec:
+    """A kernel description kept in a JSON file of its own (the header's object)."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from exc
+    return _spec_from_json(raw, path)
+
+
 def _spec_from_json(raw: object, where: str) -> KernelSpec:
     if not isinstance(raw, dict) or not isinstance(raw.get("kernel"), str):
         raise SpecError(f"{where}: the header needs a JSON object with a \"kernel\" name")
@@ -222,6 +254,8 @@ def _spec_from_json(raw: object, where: str) -> KernelSpec:
                 {str(k): float(v) for k, v in variant.items()}
                 for variant in raw.get("variants", [])
             ),
+            constants=_constants_from_json(raw.get("constants", []), args),
+            note=str(raw.get("note", "")),
         )
     except SpecError as exc:
         raise SpecError(f"{where}: {exc}") from exc
@@ -245,6 +279,31 @@ def _arg_from_json(raw: Mapping[str, object]) -> ArgSpec:
         init=init,
         range=str(raw.get("range", "0")),
     )
+
+
+def _constants_from_json(raw: object, args: tuple[ArgSpec, ...]) -> tuple[ConstantSpec, ...]:
+    if not isinstance(raw, list):
+        raise SpecError("\"constants\" must be a list of objects")
+    pointers = {arg.name: arg for arg in args if arg.is_pointer}
+    constants = []
+    for item in raw:
+        name = str(item["name"])
+        source = item.get("source")
+        if source is not None:
+            if str(source) not in pointers:
+                raise SpecError(f"constant {name}: source {source!r} is not a pointer argument")
+            argument = pointers[str(source)]
+            constants.append(ConstantSpec(name, argument.type.rstrip("*"), argument.count,
+                                          argument.init, str(source)))
+            continue
+        type_ = str(item.get("type", "f32"))
+        if f"{type_}*" not in POINTER_TYPES:
+            raise SpecError(f"constant {name}: unknown element type {type_!r}")
+        init = str(item.get("init", "random"))
+        if init not in INITS or init == "poison":
+            raise SpecError(f"constant {name}: unknown init {init!r}")
+        constants.append(ConstantSpec(name, type_, str(item.get("count", "0")), init))
+    return tuple(constants)
 
 
 def find_spec(specs: tuple[KernelSpec, ...], kernel: str, origin: str) -> KernelSpec:

@@ -1,79 +1,90 @@
-"""How right the predictions are: the validation metrics of DESIGN.md §3, as pure functions.
+"""How right the predictions are: the validation metrics of DESIGN §2–§3, as pure functions.
 
-For one kernel, the predicted configurations are matched to the measured ones by block shape
-(power-capped predictions are left out: measurements never change the power limit). Measured
-energy is board energy per launch (idle included), the same quantity the power model predicts.
-NVIDIA's occupancy heuristic is scored on the same data: its pick and, where an order of the
-candidates is known (most resident threads first, ties to the larger block), its rank correlation;
-it predicts no times or powers, so its errors are reported as absent.
+One measured file (a FlipFlop measurement file, a Kernel Tuner cache, a T4 file) is scored on the
+configurations that were both measured and predicted:
+
+- Spearman ρ of time, power and energy (power and energy where measured);
+- regret: the measured value of the predicted best over the measured best, minus one — time for
+  the predicted fastest configuration, energy for the recommendation (the lowest predicted energy
+  within the slowdown budget);
+- top-5% recall of time: the share of the measured fastest 5% inside the predicted fastest 10%;
+- hit rate: 1 when the measured optimum (lowest energy where measured, else fastest) is inside
+  the recommended set, else 0; search-space reduction: 1 − |recommended set| / |configurations|;
+- MAPE of time, power and energy.
+
+Two baselines are scored on the same configurations. NVIDIA's occupancy heuristic keeps the most
+resident threads per SM, ties to the larger block (`cudaOccupancyMaxPotentialBlockSize`); the
+naive one keeps the most threads per block. Neither can tell apart configurations that differ only
+in what it does not look at (tile sizes, unrolling), so its regret is the mean over the
+configurations it ties on: the expected outcome of its pick.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
-from flipflop.calibration.records import MeasurementSet
-from flipflop.launch import Dim3
+TOP_MEASURED_SHARE = 0.05
+TOP_PREDICTED_SHARE = 0.10
 
 
 @dataclass(frozen=True)
-class PredictedConfig:
-    block: Dim3
-    time_s: float
-    power_w: float
-    energy_j: float
+class ScoredConfig:
+    """One configuration, measured and predicted."""
+
+    label: str  # "256" or "block_size_x=32,tile_size_x=2"
+    measured_time_s: float
+    measured_power_w: float | None
+    measured_energy_j: float | None
+    predicted_time_s: float
+    predicted_power_w: float
+    predicted_energy_j: float
+    resident_threads: int  # active blocks per SM × threads per block, for the heuristic
+    threads_per_block: int
+    recommended: bool  # inside the recommended set
 
 
 @dataclass(frozen=True)
-class KernelPrediction:
-    """What the model says about one kernel's candidates, reduced to what validation needs."""
-
-    configs: tuple[PredictedConfig, ...]
-    recommendation: Dim3
-    recommended_set: tuple[Dim3, ...]
-    heuristic: Dim3 | None = None
-    heuristic_order: tuple[Dim3, ...] = ()  # the heuristic's preference, best first
-
-
-@dataclass(frozen=True)
-class MethodScores:
-    """One method's figures on one kernel (None: not defined for this method or data)."""
-
-    pick: Dim3 | None
-    spearman_energy: float | None
+class Metrics:
     spearman_time: float | None
-    energy_regret: float | None  # measured energy of the pick / best measured − 1
-    hit: bool | None  # the measured energy optimum is inside the recommended set
-    search_space_reduction: float | None  # 1 − |recommended| / |candidates|
-    mape_time: float | None  # percent
+    spearman_power: float | None
+    spearman_energy: float | None
+    regret_time: float | None
+    regret_energy: float | None
+    top5_recall_time: float | None
+    hit_rate: float | None
+    search_space_reduction: float | None
+    mape_time: float | None
     mape_power: float | None
     mape_energy: float | None
 
 
 @dataclass(frozen=True)
-class KernelValidation:
-    kernel: str
-    file: str
-    device: str
-    candidates: int
-    measured_best: Dim3
-    flipflop: MethodScores
-    heuristic: MethodScores
+class BaselineScores:
+    regret_time: float | None
+    regret_energy: float | None
+    ties: int  # configurations the baseline cannot tell apart at its pick
 
 
 @dataclass(frozen=True)
-class ValidationSummary:
-    """Means over kernels (hit rate: fraction of kernels whose optimum was in the set)."""
+class FileValidation:
+    """The scores of one measured file (one kernel on one GPU)."""
 
-    kernels: tuple[KernelValidation, ...]
-    flipflop: MethodScores  # means; `hit` unset, see the hit rates
-    heuristic: MethodScores
-    flipflop_hit_rate: float | None
-    heuristic_hit_rate: float | None
+    file: str
+    gpu: str
+    kernel: str
+    configs: int
+    measured: tuple[str, ...]  # "time", and "power", "energy" where measured
+    metrics: Metrics
+    occupancy_heuristic: BaselineScores
+    most_threads: BaselineScores
+    pick: str  # the recommendation
+    predicted_fastest: str
+    measured_best: str  # the measured optimum (energy where measured, else time)
+    excluded: int = 0  # measured configurations the prediction could not score
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -92,111 +103,143 @@ def mape(predicted: Sequence[float], measured: Sequence[float]) -> float | None:
     return 100.0 * sum(abs(p - m) / m for p, m in pairs) / len(pairs)
 
 
-def _regret(pick: Dim3 | None, energy: dict[Dim3, float]) -> float | None:
-    if pick is None or pick not in energy:
+def score_file(
+    file: str,
+    gpu: str,
+    kernel: str,
+    configs: Sequence[ScoredConfig],
+    pick: str,
+    excluded: int = 0,
+) -> FileValidation:
+    """Every metric of one file; `pick` is the recommendation's label."""
+    if not configs:
+        raise ValueError(f"{file}: no measured configuration of {kernel} was predicted")
+    by_label = {c.label: c for c in configs}
+    if pick not in by_label:
+        raise ValueError(f"{file}: the recommendation {pick} was not measured")
+    has_power = all(c.measured_power_w is not None for c in configs)
+    has_energy = all(c.measured_energy_j is not None for c in configs)
+    measured = ("time", *(("power",) if has_power else ()), *(("energy",) if has_energy else ()))
+
+    def energy(c: ScoredConfig) -> float:
+        return c.measured_energy_j if c.measured_energy_j is not None else math.nan
+
+    def power(c: ScoredConfig) -> float:
+        return c.measured_power_w if c.measured_power_w is not None else math.nan
+
+    best_time = min(c.measured_time_s for c in configs)
+    best_energy = min(energy(c) for c in configs) if has_energy else None
+    fastest = min(configs, key=lambda c: (c.predicted_time_s, c.predicted_energy_j))
+    objective: Callable[[ScoredConfig], float] = (
+        energy if has_energy else (lambda c: c.measured_time_s)
+    )
+    optimum = min(configs, key=objective)
+    recommended = [c for c in configs if c.recommended] or [by_label[pick]]
+
+    metrics = Metrics(
+        spearman_time=spearman([c.predicted_time_s for c in configs],
+                               [c.measured_time_s for c in configs]),
+        spearman_power=spearman([c.predicted_power_w for c in configs],
+                                [power(c) for c in configs]) if has_power else None,
+        spearman_energy=spearman([c.predicted_energy_j for c in configs],
+                                 [energy(c) for c in configs]) if has_energy else None,
+        regret_time=fastest.measured_time_s / best_time - 1.0,
+        regret_energy=(
+            energy(by_label[pick]) / best_energy - 1.0
+            if best_energy is not None and best_energy > 0 else None
+        ),
+        top5_recall_time=top_recall(
+            [c.predicted_time_s for c in configs], [c.measured_time_s for c in configs]
+        ),
+        hit_rate=1.0 if optimum in recommended else 0.0,
+        search_space_reduction=1.0 - len(recommended) / len(configs),
+        mape_time=mape([c.predicted_time_s for c in configs],
+                       [c.measured_time_s for c in configs]),
+        mape_power=mape([c.predicted_power_w for c in configs],
+                        [power(c) for c in configs]) if has_power else None,
+        mape_energy=mape([c.predicted_energy_j for c in configs],
+                         [energy(c) for c in configs]) if has_energy else None,
+    )
+    return FileValidation(
+        file=file,
+        gpu=gpu,
+        kernel=kernel,
+        configs=len(configs),
+        measured=measured,
+        metrics=metrics,
+        occupancy_heuristic=_baseline(
+            configs, lambda c: (c.resident_threads, c.threads_per_block), best_time, best_energy
+        ),
+        most_threads=_baseline(configs, lambda c: (c.threads_per_block, 0), best_time,
+                               best_energy),
+        pick=pick,
+        predicted_fastest=fastest.label,
+        measured_best=optimum.label,
+        excluded=excluded,
+    )
+
+
+def top_recall(predicted: Sequence[float], measured: Sequence[float]) -> float | None:
+    """Share of the measured lowest 5% that is inside the predicted lowest 10% (at least one
+    configuration each)."""
+    count = len(measured)
+    if count == 0:
         return None
-    return energy[pick] / min(energy.values()) - 1.0
+    top_measured = _lowest(measured, max(1, math.ceil(TOP_MEASURED_SHARE * count)))
+    top_predicted = _lowest(predicted, max(1, math.ceil(TOP_PREDICTED_SHARE * count)))
+    return len(top_measured & top_predicted) / len(top_measured)
 
 
-def validation_metrics(measured: MeasurementSet, predicted: KernelPrediction) -> KernelValidation:
-    """Score the model and the occupancy heuristic on one kernel's measured configurations."""
-    by_block = {c.block: c for c in predicted.configs}
-    common = [m for m in measured.configs if m.block in by_block]
-    if not common:
-        raise ValueError(
-            f"{measured.file}: no measured block shape of kernel {measured.kernel} was predicted"
-        )
-    pred = [by_block[m.block] for m in common]
-    energy = {m.block: m.energy_j for m in common}
-    best = min(common, key=lambda m: m.energy_j).block
-    candidates = len(common)
-    recommended = {b for b in predicted.recommended_set if b in energy} or {
-        predicted.recommendation
+def _lowest(values: Sequence[float], count: int) -> set[int]:
+    return set(sorted(range(len(values)), key=lambda i: (values[i], i))[:count])
+
+
+def _baseline(
+    configs: Sequence[ScoredConfig],
+    preference: Callable[[ScoredConfig], tuple[int, int]],
+    best_time: float,
+    best_energy: float | None,
+) -> BaselineScores:
+    top = max(preference(c) for c in configs)
+    tied = [c for c in configs if preference(c) == top]
+    regret_time = sum(c.measured_time_s for c in tied) / len(tied) / best_time - 1.0
+    regret_energy = None
+    if best_energy is not None and best_energy > 0:
+        energies = [c.measured_energy_j or 0.0 for c in tied]
+        regret_energy = sum(energies) / len(energies) / best_energy - 1.0
+    return BaselineScores(regret_time, regret_energy, len(tied))
+
+
+def validation_to_json(result: FileValidation) -> dict[str, object]:
+    """The object `flipflop validate --format json` prints per file (DESIGN §2)."""
+    m = result.metrics
+    return {
+        "file": result.file,
+        "gpu": result.gpu,
+        "kernel": result.kernel,
+        "configs": result.configs,
+        "measured": list(result.measured),
+        "metrics": {
+            "spearman_time": m.spearman_time,
+            "spearman_power": m.spearman_power,
+            "spearman_energy": m.spearman_energy,
+            "regret_time": m.regret_time,
+            "regret_energy": m.regret_energy,
+            "top5_recall_time": m.top5_recall_time,
+            "hit_rate": m.hit_rate,
+            "search_space_reduction": m.search_space_reduction,
+            "mape_time": m.mape_time,
+            "mape_power": m.mape_power,
+            "mape_energy": m.mape_energy,
+        },
+        "baselines": {
+            name: {"regret_time": b.regret_time, "regret_energy": b.regret_energy,
+                   "ties": b.ties}
+            for name, b in (("occupancy_heuristic", result.occupancy_heuristic),
+                            ("most_threads", result.most_threads))
+        },
+        "pick": result.pick,
+        "predicted_fastest": result.predicted_fastest,
+        "measured_best": result.measured_best,
+        "excluded": result.excluded,
     }
-
-    ours = MethodScores(
-        pick=predicted.recommendation,
-        spearman_energy=spearman([p.energy_j for p in pred], [m.energy_j for m in common]),
-        spearman_time=spearman([p.time_s for p in pred], [m.time_s for m in common]),
-        energy_regret=_regret(predicted.recommendation, energy),
-        hit=best in recommended,
-        search_space_reduction=1.0 - len(recommended) / candidates,
-        mape_time=mape([p.time_s for p in pred], [m.time_s for m in common]),
-        mape_power=mape([p.power_w for p in pred], [m.power_w for m in common]),
-        mape_energy=mape([p.energy_j for p in pred], [m.energy_j for m in common]),
-    )
-
-    position = {b: i for i, b in enumerate(predicted.heuristic_order)}
-    ranked = [m for m in common if m.block in position]
-    ranked_ok = len(ranked) == len(common)
-    heuristic = MethodScores(
-        pick=predicted.heuristic,
-        spearman_energy=(
-            spearman([position[m.block] for m in ranked], [m.energy_j for m in ranked])
-            if ranked_ok else None
-        ),
-        spearman_time=(
-            spearman([position[m.block] for m in ranked], [m.time_s for m in ranked])
-            if ranked_ok else None
-        ),
-        energy_regret=_regret(predicted.heuristic, energy),
-        hit=None if predicted.heuristic is None else predicted.heuristic == best,
-        search_space_reduction=None if predicted.heuristic is None else 1.0 - 1.0 / candidates,
-        mape_time=None,
-        mape_power=None,
-        mape_energy=None,
-    )
-    return KernelValidation(
-        kernel=measured.kernel,
-        file=measured.file,
-        device=measured.device.name,
-        candidates=candidates,
-        measured_best=best,
-        flipflop=ours,
-        heuristic=heuristic,
-    )
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
-
-
-def _hit_rate(values: Sequence[bool | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(1.0 for v in present if v) / len(present) if present else None
-
-
-def _summarize(scores: Sequence[MethodScores]) -> MethodScores:
-    return MethodScores(
-        pick=None,
-        spearman_energy=_mean([s.spearman_energy for s in scores]),
-        spearman_time=_mean([s.spearman_time for s in scores]),
-        energy_regret=_mean([s.energy_regret for s in scores]),
-        hit=None,
-        search_space_reduction=_mean([s.search_space_reduction for s in scores]),
-        mape_time=_mean([s.mape_time for s in scores]),
-        mape_power=_mean([s.mape_power for s in scores]),
-        mape_energy=_mean([s.mape_energy for s in scores]),
-    )
-
-
-def summarize(kernels: Sequence[KernelValidation]) -> ValidationSummary:
-    return ValidationSummary(
-        kernels=tuple(kernels),
-        flipflop=_summarize([k.flipflop for k in kernels]),
-        heuristic=_summarize([k.heuristic for k in kernels]),
-        flipflop_hit_rate=_hit_rate([k.flipflop.hit for k in kernels]),
-        heuristic_hit_rate=_hit_rate([k.heuristic.hit for k in kernels]),
-    )
-
-
-def heuristic_order(
-    blocks: Sequence[Dim3], resident_threads: Sequence[int]
-) -> tuple[Dim3, ...]:
-    """cudaOccupancyMaxPotentialBlockSize's preference: most resident threads, ties to larger."""
-    keyed = sorted(
-        zip(blocks, resident_threads, strict=True),
-        key=lambda pair: (-pair[1], -(pair[0][0] * pair[0][1] * pair[0][2])),
-    )
-    return tuple(b for b, _ in keyed)

@@ -7,19 +7,23 @@ import json
 import sys
 from pathlib import Path
 
-from flipflop.commands.errors import print_error
+from flipflop.commands.errors import print_error, print_file_error
 from flipflop.commands.launch_options import (
     add_compile_options,
     add_launch_options,
+    add_space_options,
     analysis_options,
     fraction_argument,
 )
+from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
+from flipflop.formats.errors import FormatError
 from flipflop.gpu.profiles import UnknownGpuError
-from flipflop.pipeline import analyze
+from flipflop.pipeline import AnalysisResult, analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
 from flipflop.report.table import analysis_to_table
+from flipflop.space.errors import SpaceError
 from flipflop.toolchain import ToolchainError
 
 # Sources above this size are refused rather than compiled (a generated file, a wrong path).
@@ -35,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("file", type=Path, metavar="FILE.cu")
     add_compile_options(parser)
     add_launch_options(parser)
+    add_space_options(parser)
+    parser.add_argument("--emit-kernel-tuner", type=Path, metavar="FILE",
+                        help="write the recommended configurations as a Kernel Tuner input")
     parser.add_argument("--slack", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="slowdown allowed vs the fastest configuration (default 0.05)")
     parser.add_argument("--power-limits", action="store_true",
@@ -44,6 +51,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--min-saving", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="sarif: report launches whose saving is at least this")
     parser.set_defaults(run=run)
+
+
+def emit_shortlist(result: AnalysisResult, path: Path) -> None:
+    """Write the recommended set of the (first) kernel with a search space for Kernel Tuner."""
+    from flipflop.formats.emit import kernel_tuner_input, write_kernel_tuner_input
+
+    for kernel in result.kernels:
+        launch = kernel.primary
+        space = launch.space
+        if space is None:
+            continue
+        shortlist = [dict(p.params) for p in launch.advice.recommended_set
+                     if p.power_limit_w is None]
+        spec = kernel_tuner_input(space.space, space.launch, shortlist,
+                                  kernel.info.display_name.split("(")[0], result.path)
+        write_kernel_tuner_input(path, spec)
+        return
+    raise SpaceError("--emit-kernel-tuner needs a search space: give --tune or a "
+                     "`// flipflop: tune` annotation")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,14 +91,18 @@ def run(args: argparse.Namespace) -> int:
         print_error(path, 0, 0, f"not UTF-8 text ({error.reason} at byte {error.start})")
         return 1
     try:
-        result = analyze(path, text, analysis_options(args))
+        with progress_bar("compiling variants") as progress:
+            result = analyze(path, text, analysis_options(args), progress=progress)
     except UnknownGpuError as error:
         print(f"flipflop: error: {error}", file=sys.stderr)
+        return 1
+    except (SpaceError, FormatError) as error:
+        print_file_error(path, str(error))
         return 1
     except ToolchainError as error:
         print_error(path, 0, 0, str(error))
         return 3
-    failed = not result.build.compile.ok
+    failed = result.failed
     for finding in compiler_findings(result.diagnostics, str(path)):
         if finding.severity == "error" or failed:
             print_error(path, finding.line, 0, finding.message, finding.severity)
@@ -89,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(analysis_to_table(result, args.all))
     for note in result.notes:
         print(f"flipflop: note: {note}", file=sys.stderr)
+    if args.emit_kernel_tuner is not None:
+        try:
+            emit_shortlist(result, args.emit_kernel_tuner)
+        except (SpaceError, FormatError) as error:
+            print_file_error(args.emit_kernel_tuner, str(error))
+            return 1
     if args.kernel is not None and not result.kernels:
         return 1
     return 0

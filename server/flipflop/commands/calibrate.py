@@ -64,10 +64,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--window", type=float, default=1.0, metavar="SECONDS")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--cooldown", type=float, default=0.2, metavar="SECONDS")
+    parser.add_argument("--idle", type=float, default=1.0, metavar="SECONDS",
+                        help="idle-power measurement before each sweep")
+    parser.add_argument("--cubin-dir", type=Path, metavar="DIR",
+                        help="compiled cubins, kept and reused when their inputs are the same")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.repeats < 1 or args.window <= 0 or args.cooldown < 0 or args.idle <= 0:
+        print("flipflop calibrate: error: --repeats must be >= 1, --window and --idle > 0, "
+              "--cooldown >= 0", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         if args.from_data is not None:
             sets = read_measurements(args.from_data)
@@ -113,7 +121,8 @@ def run_microbenchmarks(args: argparse.Namespace) -> tuple[MeasurementSet, ...]:
                         request = MeasureRequest(
                             file=path, kernel=spec.kernel, spec=spec, params=dict(variant),
                             repeats=args.repeats, window_s=args.window,
-                            cooldown_s=args.cooldown, command=command,
+                            cooldown_s=args.cooldown, idle_s=args.idle, command=command,
+                            cubin_dir=args.cubin_dir,
                         )
                         data = measure(request, device, nvml,
                                        lambda line: print(line, file=sys.stderr))

@@ -10,3 +10,8 @@ def print_error(
     path: Path | str, line: int, column: int, message: str, severity: str = "error"
 ) -> None:
     print(f"{path}:{line}:{column}: {severity}: {message}", file=sys.stderr)
+
+
+def print_file_error(path: Path | str, message: str) -> None:
+    """`FILE: error: MESSAGE`, for a problem with the input as a whole (no line to point at)."""
+    print(f"{path}: error: {message}", file=sys.stderr)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flipflop.launch import Dim3
 from flipflop.pipeline import AnalysisOptions
+from flipflop.space.request import SpaceOptions
 
 
 def dim3_argument(text: str) -> Dim3:
@@ -88,6 +89,73 @@ def add_launch_options(parser: argparse.ArgumentParser) -> None:
                         help="evaluate exactly these block shapes")
 
 
+def names_argument(text: str) -> tuple[str, ...]:
+    """`A,B[,C]` → ("A", "B", "C"): parameter names or expressions, comma-separated."""
+    parts = tuple(part.strip() for part in text.split(","))
+    if not parts or any(not part for part in parts):
+        raise argparse.ArgumentTypeError(f"expected NAME[,NAME...], got '{text}'")
+    return parts
+
+
+def count_argument(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive count, got {value}")
+    return value
+
+
+def add_space_options(parser: argparse.ArgumentParser) -> None:
+    """Compile-time tunables with Kernel Tuner's semantics (DESIGN §2)."""
+    group = parser.add_argument_group(
+        "search space of compile-time tunables (Kernel Tuner semantics)"
+    )
+    group.add_argument("--tune", action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="a tunable: values, or an inclusive range NAME=A..B:STEP; repeat")
+    group.add_argument("--tune-file", type=Path, metavar="SPACE.json",
+                       help="a Kernel Tuner tune_params object (name: list of values)")
+    group.add_argument("--restrict", action="append", default=[], metavar="EXPR",
+                       help="a Kernel Tuner restriction, e.g. 'block_size_x*block_size_y<=1024'")
+    group.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]",
+                       help="Kernel Tuner's problem_size (integers or expressions)")
+    for axis in "xyz":
+        group.add_argument(f"--grid-div-{axis}", type=names_argument, metavar="P[,Q...]",
+                           help=f"grid_div_{axis}: the grid in {axis} is the problem size "
+                                "divided by their product (default: the block size)")
+    group.add_argument("--block-size-names", type=names_argument, metavar="X[,Y[,Z]]",
+                       help="the tunables that give the block (default block_size_x,y,z)")
+    group.add_argument("--sample", type=count_argument, metavar="N",
+                       help="evaluate a seeded sample of N configurations")
+    group.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed")
+    group.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"), default="auto",
+                       help="compile variants with NVRTC in-process or with nvcc (auto: NVRTC "
+                            "when installed and the source is device code only)")
+    group.add_argument("--jobs", type=count_argument, metavar="N",
+                       help="worker processes compiling variants (default: one per core)")
+    group.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the cache of analysed variants")
+
+
+def space_options(args: argparse.Namespace) -> SpaceOptions:
+    if not hasattr(args, "tune"):
+        return SpaceOptions()
+    return SpaceOptions(
+        tune=tuple(args.tune),
+        tune_file=args.tune_file,
+        restrictions=tuple(args.restrict),
+        problem_size=args.problem_size,
+        grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
+        block_size_names=args.block_size_names,
+        sample=args.sample,
+        seed=args.seed,
+        compiler=args.compiler,
+        workers=args.jobs or 0,
+        use_cache=not args.no_cache,
+    )
+
+
 def analysis_options(args: argparse.Namespace) -> AnalysisOptions:
     """AnalysisOptions from parsed `add_compile_options` + `add_launch_options` arguments."""
     return AnalysisOptions(
@@ -107,4 +175,5 @@ def analysis_options(args: argparse.Namespace) -> AnalysisOptions:
         blocks=args.blocks,
         slack=getattr(args, "slack", 0.05),
         power_limits=getattr(args, "power_limits", False),
+        space=space_options(args),
     )

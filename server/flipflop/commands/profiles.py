@@ -8,13 +8,24 @@ import sys
 from typing import Any
 
 from flipflop.gpu.profile import GpuProfile
-from flipflop.gpu.profiles import ProfileFormatError, list_profiles
+from flipflop.gpu.profiles import (
+    ProfileFormatError,
+    UnknownGpuError,
+    list_profiles,
+    load_profile,
+)
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "profiles", help="list the GPU profiles", description="List the bundled GPU profiles."
+        "profiles",
+        help="list the GPU profiles",
+        description="List the bundled GPU profiles, or only the GPUs named.",
     )
+    parser.add_argument("gpus", nargs="*", metavar="GPU",
+                        help="profile id or device name as NVML reports it (default: all)")
+    parser.add_argument("--gpu", dest="more_gpus", action="append", default=[], metavar="ID",
+                        help="same as a GPU argument; may be repeated")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(run=run)
 
@@ -36,10 +47,11 @@ def summary(profile: GpuProfile) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    wanted = [*args.gpus, *args.more_gpus]
     try:
-        profiles = list_profiles()
-    except ProfileFormatError as error:
-        print(f"error: {error}", file=sys.stderr)
+        profiles = [load_profile(gpu) for gpu in wanted] if wanted else list_profiles()
+    except (UnknownGpuError, ProfileFormatError) as error:
+        print(f"flipflop: error: {error}", file=sys.stderr)
         return 1
     if args.format == "json":
         print(json.dumps([summary(profile) for profile in profiles], indent=1))

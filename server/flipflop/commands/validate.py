@@ -1,32 +1,36 @@
-"""`flipflop validate MEASUREMENTS`: predictions against measurements, and the same for NVIDIA's
-occupancy heuristic (Spearman ρ, energy regret, hit rate, search-space reduction, MAPE).
+"""`flipflop validate MEASUREMENTS`: predictions against measurements, and the same figures for
+NVIDIA's occupancy heuristic and the most-threads baseline (DESIGN §2).
 
-Each measurement file names the .cu file and kernel it measured; that file is analysed with the
-measured block shapes as the candidates, the same problem size and parameters.
+Three kinds of file are read, told apart by content: FlipFlop measurement files (they name the
+.cu file and kernel they measured; it is analysed at the measured block shapes), Kernel Tuner
+cache files (`.json`, `.json.gz`) and T4 results. A cache or T4 file needs the kernel source and
+Kernel Tuner's launch semantics: `--source`/`--kernel` and the tunable options, or a T1 file
+(`--t1`; a `T1.json` beside the measurements is used when none is given).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from flipflop.calibration.records import MeasurementFileError, MeasurementSet, read_measurements
-from flipflop.calibration.validation import (
-    KernelPrediction,
-    KernelValidation,
-    MethodScores,
-    PredictedConfig,
-    ValidationSummary,
-    heuristic_order,
-    summarize,
-    validation_metrics,
+from flipflop.calibration.records import (
+    MeasurementFileError,
+    MeasurementSet,
+    read_measurement,
 )
-from flipflop.launch import volume
+from flipflop.calibration.validation import (
+    FileValidation,
+    ScoredConfig,
+    score_file,
+    validation_to_json,
+)
+from flipflop.commands.launch_options import count_argument, names_argument, param_argument
+from flipflop.launch import Dim3, volume
+from flipflop.space.request import SpaceOptions
+from flipflop.units import format_shape
 
 EXIT_BAD_INPUT = 1
 EXIT_TOOLCHAIN = 3
@@ -35,7 +39,7 @@ EXIT_TOOLCHAIN = 3
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="compare predictions with measurements (and the occupancy heuristic)",
+        help="compare predictions with measurements (and NVIDIA's heuristic, and most threads)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -46,6 +50,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--slack", type=float, default=0.05, metavar="FRACTION")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--nvcc", metavar="PATH", help="nvcc to use (default: discovered)")
+    parser.add_argument("--source", type=Path, metavar="FILE.cu",
+                        help="the kernel source of a Kernel Tuner cache or T4 file")
+    parser.add_argument("--kernel", metavar="NAME", help="the kernel measured")
+    parser.add_argument("--t1", type=Path, metavar="T1.json",
+                        help="the T1 file describing the kernel (source, launch, space)")
+    parser.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
+    parser.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]")
+    parser.add_argument("--std", help="C++ standard passed to nvcc, e.g. c++17")
+    parser.add_argument("--param", type=param_argument, action="append", default=[],
+                        metavar="NAME=VALUE", help="value of a scalar kernel parameter")
+    parser.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]")
+    for axis in "xyz":
+        parser.add_argument(f"--grid-div-{axis}", type=names_argument, metavar="P[,Q...]")
+    parser.add_argument("--block-size-names", type=names_argument, metavar="X[,Y[,Z]]")
+    parser.add_argument("--sample", type=count_argument, metavar="N",
+                        help="predict a seeded sample of N measured configurations per file")
+    parser.add_argument("--seed", type=int, default=0, metavar="S")
+    parser.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"), default="auto")
+    parser.add_argument("--jobs", type=count_argument, metavar="N")
+    parser.add_argument("--no-cache", action="store_true")
     parser.set_defaults(run=run)
 
 
@@ -54,24 +78,102 @@ def run(args: argparse.Namespace) -> int:
     from flipflop.toolchain.errors import ToolchainError
 
     try:
-        sets = read_measurements(args.measurements)
-        kernels = [
-            validation_metrics(data, predict(data, args.measurements, args.gpu, args.slack,
-                                             args.nvcc))
-            for data in sets
-        ]
+        results = []
+        for path, kind in validation_inputs(args.measurements):
+            if kind == "flipflop":
+                results.append(validate_measurements(read_measurement(path), path, args.gpu,
+                                                     args.slack, args.nvcc))
+            else:
+                results.append(validate_space_file(path, args))
     except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ToolchainError as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
         return EXIT_TOOLCHAIN
-    summary = summarize(kernels)
     if args.format == "json":
-        print(json.dumps(summary_to_json(summary), indent=2))
+        objects = [validation_to_json(result) for result in results]
+        single = args.measurements.is_file() and len(objects) == 1
+        print(json.dumps(objects[0] if single else objects, indent=2))
     else:
-        print(format_table(summary))
+        print(format_table(results))
     return 0
+
+
+def validation_inputs(path: Path) -> list[tuple[Path, str]]:
+    """The measured files at `path` with their kind ("flipflop", "kernel_tuner_cache", "t4").
+
+    A folder is searched for `*.json` and `*.json.gz`; files of other kinds there (T1 files,
+    unrelated JSON) are passed over. A single file of another kind is an error."""
+    from flipflop.formats.errors import FormatError
+    from flipflop.formats.files import read_text
+    from flipflop.formats.kernel_tuner_cache import load_cache_json
+    from flipflop.formats.measurements import kind_of
+
+    def kind(candidate: Path) -> str | None:
+        data, _ = load_cache_json(read_text(candidate), str(candidate))
+        return kind_of(data)
+
+    if not path.exists():
+        raise MeasurementFileError(f"{path}: no such file or directory")
+    if path.is_file():
+        found = kind(path)
+        # Anything else is read as a FlipFlop file, whose reader says what is wrong with it.
+        return [(path, found if found in ("kernel_tuner_cache", "t4") else "flipflop")]
+    inputs: list[tuple[Path, str]] = []
+    for candidate in sorted([*path.rglob("*.json"), *path.rglob("*.json.gz")]):
+        try:
+            found = kind(candidate)
+        except FormatError:
+            continue
+        if found in ("flipflop", "kernel_tuner_cache", "t4"):
+            inputs.append((candidate, found))
+    if not inputs:
+        raise MeasurementFileError(f"{path}: no measurement files in this directory")
+    return inputs
+
+
+def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
+    """A Kernel Tuner cache or T4 file, with its kernel from the options or a T1 file."""
+    from flipflop.calibration.space_validation import MeasuredKernel, validate_measured_space
+    from flipflop.formats.measurements import read_measured_space
+    from flipflop.formats.t1 import read_t1
+    from flipflop.pipeline import AnalysisOptions
+
+    t1_path = args.t1
+    if t1_path is None and (path.parent / "T1.json").is_file():
+        t1_path = path.parent / "T1.json"
+    t1 = read_t1(t1_path, kernel_file=args.source) if t1_path is not None else None
+    measured = read_measured_space(path, t1)
+    source = args.source or (Path(t1.kernel_file) if t1 is not None else None)
+    if source is None:
+        raise MeasurementFileError(
+            f"{path}: a Kernel Tuner cache does not say which source it measured: give "
+            "--source FILE.cu (and --kernel), or the kernel's T1 file with --t1"
+        )
+    if not source.is_file():
+        raise MeasurementFileError(f"{path}: the kernel source {source} is not a file")
+    kernel = args.kernel or (t1.kernel_name if t1 is not None else measured.kernel_name)
+    options = AnalysisOptions(
+        nvcc_path=args.nvcc,
+        include_dirs=tuple(Path(d) for d in args.include_dirs),
+        defines=tuple(args.defines),
+        std=args.std,
+        extra_args=t1.compiler_options if t1 is not None else (),
+        params=tuple(args.param),
+        slack=args.slack,
+        space=SpaceOptions(
+            problem_size=args.problem_size,
+            grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
+            block_size_names=args.block_size_names,
+            compiler=args.compiler,
+            workers=args.jobs or 0,
+            use_cache=not args.no_cache,
+        ),
+    )
+    target = MeasuredKernel(source, kernel, gpu_for(measured.device_name or "", args.gpu),
+                            options, t1)
+    return validate_measured_space(measured, target, args.sample, args.seed)
 
 
 def source_path(data: MeasurementSet, measurements: Path) -> Path:
@@ -86,28 +188,29 @@ def source_path(data: MeasurementSet, measurements: Path) -> Path:
     raise MeasurementFileError(f"{data.file}: the measured source file is not found")
 
 
-def gpu_for(data: MeasurementSet, gpu: str | None) -> str:
+def gpu_for(device_name: str, gpu: str | None) -> str:
+    """The profile id: as given, else the profile named like the measured device."""
     from flipflop.gpu.profiles import list_profiles
 
     if gpu is not None:
         return gpu
     for profile in list_profiles():
-        if profile.name.lower() == data.device.name.lower():
+        if profile.name.lower() == device_name.lower():
             return profile.id
     raise MeasurementFileError(
-        f"no profile is named {data.device.name!r}; give --gpu ID (see `flipflop profiles`)"
+        f"no profile is named {device_name!r}; give --gpu ID (see `flipflop profiles`)"
     )
 
 
-def predict(
+def validate_measurements(
     data: MeasurementSet, measurements: Path, gpu: str | None, slack: float, nvcc: str | None
-) -> KernelPrediction:
-    """Run the analysis on the measured file with exactly the measured block shapes."""
+) -> FileValidation:
+    """Analyse the measured file with exactly the measured block shapes, then score it."""
     from flipflop.pipeline import AnalysisOptions, analyze
 
     path = source_path(data, measurements)
     options = AnalysisOptions(
-        gpu=gpu_for(data, gpu),
+        gpu=gpu_for(data.device.name, gpu),
         nvcc_path=nvcc,
         kernel=data.kernel,
         grid=data.grid,
@@ -124,76 +227,70 @@ def predict(
         notes = "; ".join(result.notes) or "the file did not compile"
         raise MeasurementFileError(f"{path}: kernel {data.kernel} was not analysed ({notes})")
     advice = result.kernels[0].primary.advice
-    default_limit = [p for p in advice.predictions if p.power_limit_w is None]
-    return KernelPrediction(
-        configs=tuple(
-            PredictedConfig(p.block, p.time_s, p.power_w, p.energy_j) for p in default_limit
-        ),
-        recommendation=advice.recommendation.block,
-        recommended_set=tuple(
-            p.block for p in advice.recommended_set if p.power_limit_w is None
-        ),
-        heuristic=None if advice.heuristic is None else advice.heuristic.block,
-        heuristic_order=heuristic_order(
-            [p.block for p in default_limit],
-            [p.active_blocks_per_sm * volume(p.block) for p in default_limit],
-        ),
+    predicted = {p.block: p for p in advice.predictions if p.power_limit_w is None}
+    recommended = {p.block for p in advice.recommended_set if p.power_limit_w is None}
+    scored = [
+        ScoredConfig(
+            label=format_shape(m.block),
+            measured_time_s=m.time_s,
+            measured_power_w=m.power_w,
+            measured_energy_j=m.energy_j,
+            predicted_time_s=predicted[m.block].time_s,
+            predicted_power_w=predicted[m.block].power_w,
+            predicted_energy_j=predicted[m.block].energy_j,
+            resident_threads=predicted[m.block].active_blocks_per_sm * volume(m.block),
+            threads_per_block=volume(m.block),
+            recommended=m.block in recommended,
+        )
+        for m in data.configs
+        if m.block in predicted
+    ]
+    pick: Dim3 = advice.recommendation.block
+    return score_file(
+        str(measurements),
+        result.profile.id,
+        data.kernel,
+        scored,
+        format_shape(pick),
+        excluded=len(data.configs) - len(scored),
     )
-
-
-def summary_to_json(summary: ValidationSummary) -> dict[str, Any]:
-    return dataclasses.asdict(summary)
 
 
 def _number(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value * scale:.{digits}f}"
 
 
-def _block(block: Sequence[int] | None) -> str:
-    if block is None:
-        return "n/a"
-    dims = list(block)
-    while len(dims) > 1 and dims[-1] == 1:
-        dims.pop()
-    return "x".join(str(d) for d in dims)
-
-
-def _hit(value: bool | None) -> str:
-    return "n/a" if value is None else ("yes" if value else "no")
-
-
-def _row(kernel: KernelValidation, method: str, scores: MethodScores) -> list[str]:
-    return [
-        kernel.kernel, method, str(kernel.candidates), _block(kernel.measured_best),
-        _block(scores.pick), _number(scores.spearman_energy), _number(scores.spearman_time),
-        _number(scores.energy_regret, 100.0, 1), _hit(scores.hit),
-        _number(scores.search_space_reduction, 100.0, 0), _number(scores.mape_time, digits=1),
-        _number(scores.mape_power, digits=1), _number(scores.mape_energy, digits=1),
-    ]
-
-
 HEADER = [
-    "kernel", "method", "configs", "best", "pick", "ρ energy", "ρ time", "regret %", "hit",
-    "reduction %", "MAPE time %", "MAPE power %", "MAPE energy %",
+    "file", "gpu", "configs", "ρ time", "ρ energy", "regret time %", "regret energy %",
+    "top-5% recall", "hit", "reduction %", "MAPE time %", "occupancy regret %",
+    "most-threads regret %",
 ]
 
 
-def format_table(summary: ValidationSummary) -> str:
-    rows = []
-    for kernel in summary.kernels:
-        rows.append(_row(kernel, "flipflop", kernel.flipflop))
-        rows.append(_row(kernel, "occupancy", kernel.heuristic))
-    for method, scores, rate in (
-        ("flipflop", summary.flipflop, summary.flipflop_hit_rate),
-        ("occupancy", summary.heuristic, summary.heuristic_hit_rate),
-    ):
-        row = _row(
-            KernelValidation("MEAN", "", "", len(summary.kernels), (0, 0, 0), scores, scores),
-            method, scores,
-        )
-        row[2], row[3], row[4] = f"{len(summary.kernels)} kernels", "", ""
-        row[8] = "n/a" if rate is None else f"{rate * 100:.0f}%"
-        rows.append(row)
+def _row(result: FileValidation) -> list[str]:
+    m = result.metrics
+    energy = "energy" in result.measured
+    heuristic, naive = result.occupancy_heuristic, result.most_threads
+    return [
+        Path(result.file).name if Path(result.file).name else result.file,
+        result.gpu,
+        str(result.configs),
+        _number(m.spearman_time),
+        _number(m.spearman_energy),
+        _number(m.regret_time, 100.0, 1),
+        _number(m.regret_energy, 100.0, 1),
+        _number(m.top5_recall_time, 100.0, 0),
+        "n/a" if m.hit_rate is None else ("yes" if m.hit_rate else "no"),
+        _number(m.search_space_reduction, 100.0, 0),
+        _number(m.mape_time, digits=1),
+        _number(heuristic.regret_energy if energy else heuristic.regret_time, 100.0, 1),
+        _number(naive.regret_energy if energy else naive.regret_time, 100.0, 1),
+    ]
+
+
+def format_table(results: Sequence[FileValidation]) -> str:
+    """One row per file; the baselines' regret is on energy where measured, else on time."""
+    rows = [_row(result) for result in results]
     widths = [max(len(r[i]) for r in [HEADER, *rows]) for i in range(len(HEADER))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(HEADER, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))

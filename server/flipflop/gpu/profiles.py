@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from flipflop.gpu.legacy import LegacyGpu, legacy_gpu
 from flipflop.gpu.profile import GpuProfile
 
 KINDS = ("spec", "derived", "measured")
@@ -27,10 +28,18 @@ _PLAIN_STRINGS = ("id", "name", "arch")
 class UnknownGpuError(ValueError):
     """No profile has this id."""
 
-    def __init__(self, gpu_id: str, known: list[str]) -> None:
-        super().__init__(f"unknown GPU '{gpu_id}'; known: {', '.join(known)}")
+    def __init__(self, gpu_id: str, known: list[str], message: str | None = None) -> None:
+        super().__init__(message or f"unknown GPU '{gpu_id}'; known: {', '.join(known)}")
         self.gpu_id = gpu_id
         self.known = known
+
+
+class UnsupportedGpuError(UnknownGpuError):
+    """The id names a GPU older than Turing, which nvcc 13 cannot compile for."""
+
+    def __init__(self, gpu_id: str, gpu: LegacyGpu, known: list[str]) -> None:
+        super().__init__(gpu_id, known, f"{gpu.reason()}; supported GPUs: {', '.join(known)}")
+        self.gpu = gpu
 
 
 class ProfileFormatError(ValueError):
@@ -51,13 +60,30 @@ def known_gpu_ids() -> list[str]:
 
 
 def load_profile(gpu_id: str) -> GpuProfile:
-    """The shipped profile `gpu_id`, or a profile file when given a path ending in `.json`."""
+    """The shipped profile `gpu_id` (an id, or the name NVML reports, any case), or a profile
+    file when given a path ending in `.json`.
+
+    Raises `UnsupportedGpuError` for a pre-Turing GPU and `UnknownGpuError` for anything else
+    that names no profile.
+    """
     if gpu_id.endswith(".json") and Path(gpu_id).is_file():
         return load_profile_file(Path(gpu_id))
     files = _profile_files()
-    if gpu_id not in files:
-        raise UnknownGpuError(gpu_id, sorted(files))
-    return parse_profile(json.loads(files[gpu_id].read_text(encoding="utf-8")), origin=gpu_id)
+    if gpu_id in files:
+        return parse_profile(_read_shipped(files[gpu_id]), origin=gpu_id)
+    wanted = gpu_id.strip().lower()
+    for other_id, entry in sorted(files.items()):
+        document = _read_shipped(entry)
+        if isinstance(document, dict) and str(document.get("name", "")).lower() == wanted:
+            return parse_profile(document, origin=other_id)
+    legacy = legacy_gpu(gpu_id)
+    if legacy is not None:
+        raise UnsupportedGpuError(gpu_id, legacy, sorted(files))
+    raise UnknownGpuError(gpu_id, sorted(files))
+
+
+def _read_shipped(entry: Any) -> Any:
+    return json.loads(entry.read_text(encoding="utf-8"))
 
 
 def load_profile_file(path: Path) -> GpuProfile:

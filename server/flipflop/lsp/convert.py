@@ -6,10 +6,13 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from flipflop.advice import Advice
 from flipflop.findings import Finding, Fix
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.json_report import prediction_brief
+from flipflop.report.rows import ConfigRow, TieRow, describe_tie, report_rows
 from flipflop.rules import RULES
 from flipflop.source.model import Range, TextEdit
 from flipflop.units import format_energy, format_shape, format_time
@@ -118,26 +121,53 @@ def code_actions(uri: str, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
 
 # --------------------------------------------------------------------------- hover
 
+# A hover is read at a glance: beyond this many rows the table is cut.
+_HOVER_ROWS = 16
+
 
 def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> str:
     advice = launch.advice
     profile = result.profile
     uri = result.path.absolute().as_uri()
-    title = kernel.info.display_name
+    title = _markdown_escaped(kernel.info.display_name)
     parts = [f"**{title}** on {profile.name} ({result.arch})", ""]
     rec = advice.recommendation
+    summary = space_summary(launch)
+    if summary is not None:
+        parts.append(summary[0].upper() + summary[1:] + ".")
+        parts.append("")
     parts.append(
-        f"Recommended block **{format_shape(rec.block)}**"
+        f"Recommended **{_markdown_escaped(described(rec.prediction))}**"
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
-    parts.append("| block | limit | time | power | energy | Δ energy vs current | Δ vs NVIDIA |")
+    varying = varying_tunables(advice.predictions)
+    heading = "block" if not varying else _markdown_escaped(" ".join(varying)) + " (block)"
+    parts.append(f"| {heading} | limit | time | power | energy | Δ energy vs current |"
+                 " Δ vs NVIDIA |")
     parts.append("|---|---|---|---|---|---|---|")
-    for prediction in _table_rows(launch):
-        parts.append(_hover_row(prediction, advice.current, advice.heuristic))
+    ties: list[str] = []
+    for row in report_rows(advice)[:_HOVER_ROWS]:
+        if isinstance(row, TieRow):
+            ties.append(row.summary)
+            limit = _limit(row.group.anchor)
+            parts.append(
+                f"| *+{row.more} tied* | {limit} | {row.time} | {row.power} | {row.energy} | | |"
+            )
+        else:
+            parts.append(_hover_row(row, advice.current, advice.heuristic, varying))
     parts.append("")
+    for tie in ties:
+        parts.append(f"*Tied: {tie}.*")
+        parts.append("")
+    if launch.assumptions:
+        parts.append("**Guessed inputs**, the one the recommendation rests on most first:")
+        parts.append("")
+        for influence in launch.assumptions:
+            parts.append(f"- {influence.describe()}")
+        parts.append("")
     if advice.drivers:
         parts.append("**Energy drivers**")
         parts.append("")
@@ -162,38 +192,35 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     if heuristic is not None:
         parts.append("")
         parts.append(
-            f"NVIDIA's occupancy heuristic picks {format_shape(heuristic.block)}:"
+            f"NVIDIA's occupancy heuristic picks {_markdown_escaped(described(heuristic))}:"
             f" {format_energy(heuristic.energy_j)}, {format_time(heuristic.time_s)}."
         )
     return "\n".join(parts)
 
 
-def _table_rows(launch: LaunchReport) -> list[Prediction]:
-    advice = launch.advice
-    keep: list[Prediction] = [p for p in advice.front]
-    for extra in (advice.current, advice.heuristic, advice.recommendation.prediction):
-        if extra is not None and all(not _same(extra, p) for p in keep):
-            keep.append(extra)
-    keep.sort(key=lambda p: (p.time_s, p.energy_j))
-    return keep[:16]
+def _markdown_escaped(text: str) -> str:
+    """`float const*` and `_` in C++ names are plain text, not emphasis."""
+    return "".join(f"\\{char}" if char in "\\`*_[]<>#|" else char for char in text)
 
 
-def _same(a: Prediction, b: Prediction) -> bool:
-    return a.block == b.block and a.power_limit_w == b.power_limit_w
+# Labels of the rows, shortened for a narrow hover.
+_HOVER_LABELS = {"NVIDIA heuristic": "NVIDIA"}
 
 
-def _hover_row(p: Prediction, current: Prediction | None, heuristic: Prediction | None) -> str:
-    limit = f"{p.power_limit_w:.0f} W" if p.power_limit_w else "default"
+def _limit(prediction: Prediction) -> str:
+    return f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+
+
+def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None,
+               varying: tuple[str, ...] = ()) -> str:
+    p = row.prediction
+    limit = _limit(p)
     vs_current = _delta(p, current)
     vs_heuristic = _delta(p, heuristic)
-    marks = []
-    if current is not None and _same(p, current):
-        marks.append("current")
-    if heuristic is not None and _same(p, heuristic):
-        marks.append("NVIDIA")
+    marks = [_HOVER_LABELS.get(label, label) for label in row.labels]
     if p.pareto:
         marks.append("front")
-    label = format_shape(p.block) + (f" ({', '.join(marks)})" if marks else "")
+    label = short_label(p, varying) + (f" ({', '.join(marks)})" if marks else "")
     return (
         f"| {label} | {limit} | {format_time(p.time_s)} | {p.power_w:.0f} W |"
         f" {format_energy(p.energy_j)} | {vs_current} | {vs_heuristic} |"
@@ -203,7 +230,8 @@ def _hover_row(p: Prediction, current: Prediction | None, heuristic: Prediction 
 def _delta(p: Prediction, other: Prediction | None) -> str:
     if other is None or other.energy_j <= 0:
         return "–"
-    return f"{p.energy_j / other.energy_j - 1:+.0%}"
+    change = p.energy_j / other.energy_j - 1
+    return "0%" if abs(change) < 0.005 else f"{change:+.0%}"
 
 
 # --------------------------------------------------------------------------- hints and lenses
@@ -238,10 +266,19 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
     else:
         against = "current"
     saving_text = f", {saving:.0%} less energy than {against}" if saving else ""
-    title = (
-        f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
-        f"{saving_text} ({result.profile.name})"
-    )
+    launch = kernel.primary
+    if launch.space is not None:
+        kept = len([p for p in advice.recommended_set if p.power_limit_w is None])
+        title = (
+            f"⚡ energy-optimal {described(rec.prediction)}: {format_energy(rec.energy_j)}"
+            f"{saving_text} · {kept} of {launch.space.evaluated} configurations worth measuring"
+            f" ({advice.search_space_reduction:.0%} fewer) ({result.profile.name})"
+        )
+    else:
+        title = (
+            f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
+            f"{saving_text} ({result.profile.name})"
+        )
     start = source_kernel.range.start
     position = lsp.Position(line=start.line, character=start.character)
     return lsp.CodeLens(
@@ -263,8 +300,17 @@ def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchRe
     return {
         "kernel": kernel.info.display_name,
         "gpu": {"id": result.profile.id, "name": result.profile.name},
-        "points": [{**(brief(p) or {}), "pareto": p.pareto} for p in advice.predictions],
+        "points": [_chart_point(advice, p) for p in advice.predictions],
+        "tie_groups": [describe_tie(group, advice) for group in advice.ties],
         "current": brief(advice.current),
         "heuristic": brief(advice.heuristic),
         "recommendation": brief(advice.recommendation.prediction),
     }
+
+
+def _chart_point(advice: Advice, prediction: Prediction) -> dict[str, Any]:
+    point: dict[str, Any] = {**(prediction_brief(prediction) or {}), "pareto": prediction.pareto}
+    group = advice.tie_group(prediction)
+    if group is not None:
+        point["tie_group"] = group.index
+    return point

@@ -161,9 +161,12 @@ def parse_settings(
             problems.append(f"flipflop.{key}: {error}; using {default!r}")
     gpu = changes.get("gpu")
     if gpu is not None and known_gpus is not None and gpu not in known_gpus:
+        from flipflop.gpu.legacy import legacy_gpu
+
+        legacy = legacy_gpu(gpu)
+        why = legacy.reason() if legacy is not None else f"unknown GPU '{gpu}'"
         problems.append(
-            f"flipflop.gpu: unknown GPU '{gpu}' (known: {', '.join(sorted(known_gpus))});"
-            f" using {settings.gpu!r}"
+            f"flipflop.gpu: {why} (known: {', '.join(sorted(known_gpus))}); using {settings.gpu!r}"
         )
         del changes["gpu"]
     return replace(settings, **changes), tuple(problems)

@@ -19,10 +19,13 @@ SHARED_LATENCY_CYCLES = 24.0
 # "Demystifying GPU Microarchitecture through Microbenchmarking", ISPASS 2010, ~20 cycles).
 BARRIER_CYCLES = 20.0
 
-# Independent global loads a warp keeps in flight. nvcc unrolls small loops about four times,
-# so a loop body's loads overlap up to that depth; straight-line code overlaps all of its loads.
-# A modelling assumption (memory-level parallelism), not a measurement: see docs/model.md limits.
-MAX_LOADS_IN_FLIGHT_PER_WARP = 4.0
+# L1 hit latency, SM cycles: 28 on Volta (Jia et al., "Dissecting the NVIDIA Volta GPU
+# Architecture via Microbenchmarking", 2018), 32 on Turing (Jia et al., "Dissecting the NVidia
+# Turing T4 GPU via Microbenchmarking", 2019); Ampere keeps the same order.
+L1_HIT_LATENCY_CYCLES = 32.0
+
+# One L1/shared wavefront is 128 bytes: four 32-byte sectors (see SHARED_WAVEFRONT_BYTES).
+SECTORS_PER_WAVEFRONT = 4.0
 
 # One shared-memory wavefront moves 32 banks × 4 bytes (CUDA C++ Programming Guide, "Shared
 # Memory" for compute capability 5.x and newer).

@@ -15,7 +15,8 @@ from flipflop.launch import LaunchShape, ceil_div
 from flipflop.model.constants import (
     ALU_DEPENDENT_LATENCY_CYCLES,
     BARRIER_CYCLES,
-    MAX_LOADS_IN_FLIGHT_PER_WARP,
+    L1_HIT_LATENCY_CYCLES,
+    SECTORS_PER_WAVEFRONT,
     SHARED_LATENCY_CYCLES,
     SHARED_WAVEFRONT_BYTES,
     WARP_SIZE,
@@ -142,6 +143,13 @@ def _unit_cycles_per_block(
     rates = profile.rates
     lanes = warps * WARP_SIZE
     wavefronts_per_cycle = rates.shared_bytes / SHARED_WAVEFRONT_BYTES
+    # L1 and shared memory share one data path of 128 B per cycle (CUDA C++ Programming Guide,
+    # "Shared Memory" and "L1 cache"): global and local sectors pass it 4 to a wavefront.
+    data_path = (
+        warps * work.shared_wavefronts
+        + lanes * (work.global_load_sectors + work.global_store_sectors) / SECTORS_PER_WAVEFRONT
+        + lanes * work.local_bytes / SHARED_WAVEFRONT_BYTES
+    )
     # Conversions run on the quarter-rate pipe with the SFU (CUDA C++ Programming Guide,
     # "Arithmetic Instructions" throughput table).
     return (
@@ -153,6 +161,7 @@ def _unit_cycles_per_block(
         ("sfu", _cycles(lanes * (work.sfu_ops + work.conversions), rates.sfu_ops, "sfu")),
         ("tensor", _cycles(lanes * work.tensor_flops, rates.tensor_flops, "tensor")),
         ("shared", _cycles(warps * work.shared_wavefronts, wavefronts_per_cycle, "shared")),
+        ("l1", _cycles(data_path, wavefronts_per_cycle, "shared")),
     )
 
 
@@ -172,12 +181,14 @@ def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, fl
     """
     working = 1.0 / max(work.active_fraction, 1e-6)
     loads = working * load_requests_per_thread(work)
-    in_flight = min(max(loads, 1.0), MAX_LOADS_IN_FLIGHT_PER_WARP)
+    in_flight = min(max(loads, 1.0), max(1.0, work.load_parallelism))
     dram_latency_s = profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
     barrier_cycles = working * work.barriers * BARRIER_CYCLES
     alu_cycles = working * work.instructions * ALU_DEPENDENT_LATENCY_CYCLES
     shared_cycles = working * work.shared_wavefronts * SHARED_LATENCY_CYCLES / in_flight
-    path_cycles = alu_cycles + shared_cycles + barrier_cycles
+    # Local memory (spills above all) is served by L1: each reload waits an L1 hit.
+    local_cycles = work.local_bytes / 2.0 / 4.0 * L1_HIT_LATENCY_CYCLES
+    path_cycles = alu_cycles + shared_cycles + barrier_cycles + local_cycles
     return path_cycles, barrier_cycles, loads / in_flight * dram_latency_s
 
 

@@ -14,6 +14,7 @@ from flipflop.model.constants import MAX_BLOCK_DIMS, WARP_SIZE
 from flipflop.model.dvfs import VoltageCurve, clock_range_mhz, voltage_curve
 from flipflop.model.performance import LaunchCost, launch_cost
 from flipflop.model.power import DynamicEnergy, dynamic_energy
+from flipflop.model.spills import with_spills
 from flipflop.resources import Resources
 
 # Largest grid extents (CUDA C++ Programming Guide, "Technical Specifications per Compute
@@ -105,6 +106,8 @@ class Prediction:
     launch: PreparedLaunch = field(compare=False, repr=False)
     profile: GpuProfile = field(compare=False, repr=False)
     pareto: bool = False
+    # The compile-time tunables of the configuration (empty when only the launch varies).
+    params: tuple[tuple[str, int | float | str], ...] = ()
 
     @cached_property
     def breakdown(self) -> Breakdown:
@@ -137,6 +140,7 @@ def prepare_launch(
     )
     if occ.active_blocks_per_sm <= 0:
         raise UnlaunchableConfig(_unlaunchable_reason(resources, shape, str(occ.limiter)))
+    work = with_spills(work, resources)
     cost = launch_cost(profile, work, shape, occ.active_blocks_per_sm)
     energy = dynamic_energy(profile, work, shape)
     boost_time_s, boost_bound = _time_and_bound(cost, profile.boost_clock_mhz)

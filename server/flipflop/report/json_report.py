@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flipflop.advice import advice_to_json
+from flipflop.advice import Advice, advice_to_json
+from flipflop.advice.assumptions import Influence
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.tuning import SpaceReport
 
 JsonObject = dict[str, Any]
 
@@ -45,10 +47,49 @@ def kernel_to_json(kernel: KernelReport) -> JsonObject:
         "search": {
             "slack": advice.slack,
             "candidates": len(advice.predictions),
-            "recommended_set": [list(p.block) for p in advice.recommended_set],
+            "recommended_set": [
+                {"block": list(p.block), "params": dict(p.params)} if p.params
+                else list(p.block)
+                for p in advice.recommended_set
+            ],
         },
-        "excluded": [{"block": list(e.block), "reason": e.reason} for e in advice.excluded],
+        "excluded": [
+            {"block": list(e.block), **({"params": dict(e.params)} if e.params else {}),
+             "reason": e.reason}
+            for e in advice.excluded
+        ],
         "other_launches": [launch_to_json(other) for other in kernel.launches[1:]],
+        **({"space": space_to_json(launch.space, advice)} if launch.space is not None else {}),
+    }
+
+
+def space_to_json(space: SpaceReport, advice: Advice) -> JsonObject:
+    """How the search space was built, how much of it was evaluated, what it recommends."""
+    launch = space.launch
+    return {
+        "tunables": {t.name: list(t.values) for t in space.space.tunables},
+        "restrictions": [r.text for r in space.space.restrictions],
+        "problem_size": [e if isinstance(e, int) else e.text for e in launch.problem_size],
+        "problem_size_from": space.problem_from,
+        "grid_div": [
+            None if divisors is None else [d if isinstance(d, int) else d.text for d in divisors]
+            for divisors in launch.grid_divs
+        ],
+        "block_size_names": list(launch.block_names(space.space.names)),
+        "configurations": space.size,
+        "evaluated": space.evaluated,
+        "sample": space.sample,
+        "seed": space.seed,
+        "variants": space.variants,
+        "cached_variants": space.cached_variants,
+        "compiler": space.compiler,
+        "current": dict(space.current) if space.current is not None else None,
+        "current_from": space.current_from or None,
+        "recommended_set_size": len(
+            [p for p in advice.recommended_set if p.power_limit_w is None]
+        ),
+        "search_space_reduction": advice.search_space_reduction,
+        "unused_tunables": list(space.unused),
     }
 
 
@@ -62,6 +103,34 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
         "dynamic_smem_bytes": launch.dynamic_smem_bytes,
         "problem_size_from": launch.problem_origin,
         "line": launch.site.line + 1 if launch.site is not None else None,
+        "assumptions": [influence_to_json(influence) for influence in launch.assumptions],
+    }
+
+
+def influence_to_json(influence: Influence) -> JsonObject:
+    """A guessed input, what was assumed, the annotation that pins it, and what 4× would do."""
+    guess = influence.guess
+    return {
+        "kind": guess.kind,
+        "name": guess.name,
+        "assumed": guess.assumed,
+        "annotation": guess.annotation,
+        "lines": list(guess.lines),
+        "influence": influence.score,
+        "moves_recommendation": influence.moves_recommendation,
+        "variations": [
+            {
+                "variation": outcome.label,
+                "recommendation": prediction_brief(
+                    outcome.recommendation.prediction if outcome.recommendation else None
+                ),
+                "extra_energy_of_pick": outcome.pick_regret,
+                "saving_shift": outcome.saving_shift,
+                "moves_recommendation": outcome.moves,
+            }
+            for outcome in influence.outcomes
+        ],
+        "summary": influence.describe(),
     }
 
 
@@ -71,6 +140,7 @@ def prediction_brief(prediction: Prediction | None) -> JsonObject | None:
         return None
     return {
         "block": list(prediction.block),
+        **({"params": dict(prediction.params)} if prediction.params else {}),
         "power_limit_w": prediction.power_limit_w,
         "time_s": prediction.time_s,
         "power_w": prediction.power_w,

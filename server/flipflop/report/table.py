@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
-from flipflop.units import format_energy, format_shape, format_time
+from flipflop.report.configs import described, short_label, space_summary, varying_tunables
+from flipflop.report.rows import ConfigRow, TieRow, report_rows
+from flipflop.units import format_energy, format_time
 
 
 def analysis_to_table(result: AnalysisResult, show_all: bool = False) -> str:
@@ -41,35 +45,29 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     size = launch.problem.describe()
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
-    marks: dict[int, list[str]] = {}
-    rec = advice.recommendation.prediction
-    for label, prediction in (
-        ("recommended", rec),
-        ("current", advice.current),
-        ("NVIDIA heuristic", advice.heuristic),
-        ("fastest", advice.fastest),
-    ):
-        if prediction is not None:
-            marks.setdefault(id(prediction), []).append(label)
-    shown = [
-        p for p in advice.predictions
-        if show_all or p.pareto or id(p) in marks or _same(p, advice.current)
-        or _same(p, advice.heuristic) or _same(p, rec)
-    ]
+    rows = report_rows(advice, show_all)
+    varying = varying_tunables(advice.predictions)
+    labels = [short_label(r.prediction, varying) for r in rows if isinstance(r, ConfigRow)]
+    width = max([12, *(len(label) for label in labels)])
+    heading = "block" if not varying else " ".join(varying) + " (block)"
+    if varying:
+        out.insert(1, f"  {space_summary(launch)}")
+        width = max(width, len(heading))
     out.append(
-        "    block        limit   time        power   energy      occ   limiter        front"
+        f"    {heading:<{width}} limit   time        power   energy      occ   limiter        front"
     )
-    for prediction in shown:
-        labels = marks.get(id(prediction), [])
-        for other, label in ((advice.current, "current"), (advice.heuristic, "NVIDIA heuristic")):
-            if label not in labels and _same(prediction, other):
-                labels.append(label)
-        out.append(_row(prediction, labels))
+    for row in rows:
+        if isinstance(row, TieRow):
+            out.append(f"      {row.text}")
+        else:
+            out.append(_row(row.prediction, list(row.labels), short_label(row.prediction, varying),
+                            width))
     recommendation = advice.recommendation
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
+    chosen = recommendation.prediction
     out.append(
-        f"  recommendation: block {format_shape(recommendation.block)}"
+        f"  recommendation: {described(chosen)}"
         + (f" at {recommendation.power_limit_w:.0f} W" if recommendation.power_limit_w else "")
         + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)},"
         f" {recommendation.power_w:.0f} W; energy saving vs current {saving_current},"
@@ -78,28 +76,32 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
+    if launch.assumptions:
+        out.append("  guessed inputs, the one the recommendation rests on most first:")
+        for influence in launch.assumptions:
+            out.append(f"    - {influence.describe()}")
     if advice.drivers:
         out.append("  energy drivers:")
         for driver in advice.drivers:
             lines = ", ".join(str(line) for line in driver.lines)
-            where = f"  [lines {lines}]" if lines else ""
+            # The message names its lines already when it says "at line(s) …".
+            said = re.search(r"\bat lines? " + re.escape(lines) + r"\b", driver.message)
+            where = f"  [lines {lines}]" if lines and not said else ""
             out.append(f"    {driver.share:5.0%}  {driver.message}{where}")
     return out
 
 
-def _row(prediction: Prediction, labels: list[str]) -> str:
+def _row(prediction: Prediction, labels: list[str], label: str, width: int) -> str:
     limit = f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
     return (
-        f"    {format_shape(prediction.block):<12} {limit:<7} {format_time(prediction.time_s):<11}"
+        f"    {label:<{width}} {limit:<7} {format_time(prediction.time_s):<11}"
         f" {prediction.power_w:5.0f} W {format_energy(prediction.energy_j):<11}"
         f" {prediction.occupancy:4.0%}  {prediction.limiter:<14}"
         f" {'*' if prediction.pareto else ' '}    {', '.join(labels)}"
     ).rstrip()
 
 
-def _same(a: Prediction, b: Prediction | None) -> bool:
-    return b is not None and a.block == b.block and a.power_limit_w == b.power_limit_w
-
-
 def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
+    if value is None:
+        return "n/a"
+    return f"{0.0 if abs(value) < 0.005 else value:.0%}"  # no "-0%"

@@ -20,20 +20,33 @@ Keys:
   (`n=1048576`, `n_steps=128`).
 Integers may use `_` or `'` separators, hex (`0x100`), `K`/`M`/`G` suffixes (powers of 1024) or
 a power `2^20`.
+
+A search space of compile-time tunables (Kernel Tuner's semantics, see `flipflop.space`)::
+
+    // flipflop: tune block_size_x=16..256:16 tile_size_x=1,2,4
+    // flipflop: problem=4096,4096 grid_div_x=block_size_x,tile_size_x
+    // flipflop: restrict="block_size_x*block_size_y<=1024"
+
+`tune` starts a list of `NAME=V1,V2,…` or `NAME=A..B:STEP` specs; `problem=`, `grid_div_x=`
+(`_y`, `_z`), `block_size_names=` and `restrict=` (repeatable) give the launch semantics. A value
+with spaces is written in double quotes.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from flipflop.launch import Dim3
 from flipflop.source.model import Annotation, Range
 
 MARKER = re.compile(r"//\s*flipflop:(?P<body>.*)$")
-_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=([^\s=]+)")
 _SUFFIXES = {"k": 1024, "m": 1024**2, "g": 1024**3}
 _DIM_KEYS = {"grid", "block", "threads"}
 _SMEM_KEYS = {"smem", "dynamic_smem", "dynamic_smem_bytes", "shared"}
+_GRID_DIV_KEYS = {"grid_div_x": 0, "grid_div_y": 1, "grid_div_z": 2}
+_SPACE_KEYS = {"problem", "problem_size", "block_size_names", "restrict", "restriction",
+               *_GRID_DIV_KEYS}
 
 
 def parse_integer(text: str) -> int | None:
@@ -69,16 +82,54 @@ def parse_annotation(comment: str, range_: Range) -> Annotation | None:
     match = MARKER.search(comment)
     if match is None:
         return None
-    body = match.group("body").strip().rstrip("*/").strip()
-    pairs: list[tuple[str, str]] = []
+    body = match.group("body").strip().removesuffix("*/").strip()
     errors: list[str] = []
-    for token in re.sub(r"\s*=\s*", "=", body).split():
-        match = _PAIR.fullmatch(token.rstrip(","))
-        if match is None:
+    tokens = _tokens(body, errors)
+    tune = bool(tokens) and tokens[0] == "tune"
+    pairs: list[tuple[str, str]] = []
+    for token in tokens[1:] if tune else tokens:
+        key, sep, value = token.partition("=")
+        if not sep or _KEY.fullmatch(key) is None or not value:
             errors.append(f"not a key=value pair: {token!r}")
+        elif tune:
+            pairs.append(("tune", token))
         else:
-            pairs.append((match.group(1), match.group(2)))
+            pairs.append((key, value.rstrip(",") if key not in _SPACE_KEYS else value))
     return _build(tuple(pairs), range_, errors)
+
+
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
+
+def _tokens(body: str, errors: list[str]) -> list[str]:
+    """Whitespace-separated tokens; double quotes keep spaces; `key = value` is one token."""
+    raw: list[str] = []
+    current: list[str] = []
+    quoted = False
+    started = False
+    for char in body:
+        if char == '"':
+            quoted = not quoted
+            started = True
+        elif char.isspace() and not quoted:
+            if started:
+                raw.append("".join(current))
+            current, started = [], False
+        else:
+            current.append(char)
+            started = True
+    if quoted:
+        errors.append("a double quote is not closed")
+    if started:
+        raw.append("".join(current))
+    merged: list[str] = []
+    for token in raw:
+        if merged and (token.startswith("=") or (merged[-1].endswith("=") and
+                                                 merged[-1].count("=") == 1)):
+            merged[-1] += token
+        else:
+            merged.append(token)
+    return merged
 
 
 def merge(first: Annotation, second: Annotation) -> Annotation:
@@ -86,18 +137,28 @@ def merge(first: Annotation, second: Annotation) -> Annotation:
     merged = Range(first.range.start, second.range.end, first.range.start_byte,
                    second.range.end_byte)
     combined = _build(first.values + second.values, merged, [])
-    return Annotation(combined.range, combined.values, combined.grid, combined.block,
-                      combined.threads, combined.dynamic_smem_bytes, combined.params,
-                      first.errors + second.errors)
+    return replace(combined, errors=first.errors + second.errors)
 
 
 def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str]) -> Annotation:
     dims: dict[str, Dim3] = {}
     smem: int | None = None
     params: dict[str, int] = {}
+    tune: dict[str, str] = {}
+    space: dict[str, str] = {}
+    grid_div: list[str | None] = [None, None, None]
+    restrictions: list[str] = []
     for key, value in pairs:
         lowered = key.lower()
-        if lowered in _DIM_KEYS:
+        if lowered == "tune":
+            tune[value.partition("=")[0]] = value
+        elif lowered in _GRID_DIV_KEYS:
+            grid_div[_GRID_DIV_KEYS[lowered]] = value
+        elif lowered in ("restrict", "restriction"):
+            restrictions.append(value)
+        elif lowered in ("problem", "problem_size", "block_size_names"):
+            space[lowered.removesuffix("_size")] = value
+        elif lowered in _DIM_KEYS:
             shape = parse_dim3(value)
             if shape is None:
                 errors.append(f"{key}={value}: expected up to three positive integers")
@@ -117,4 +178,6 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
     if "grid" in dims and "threads" in dims:
         errors.append("give either grid= or threads=, not both")
     return Annotation(range_, pairs, dims.get("grid"), dims.get("block"), dims.get("threads"),
-                      smem, tuple(params.items()), tuple(errors))
+                      smem, tuple(params.items()), tuple(errors), tuple(tune.values()),
+                      space.get("problem"), (grid_div[0], grid_div[1], grid_div[2]),
+                      space.get("block_size_names"), tuple(restrictions))

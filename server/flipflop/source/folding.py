@@ -374,6 +374,9 @@ class Folder:
             return self.scalar(inner, depth + 1) if inner is not None else Folded(None)
         if kind == "parameter_declaration" and node.child_by_field_name("type") is not None:
             return self.scalar(node.child_by_field_name("type") or node, depth + 1)
+        if kind == "type_descriptor" and node.named_child_count == 1:
+            # A template argument `kernel<BM, …>` parses as a type; a constant may stand there.
+            return self.scalar(node.named_children[0], depth + 1)
         if kind in ("identifier", "qualified_identifier", "type_identifier"):
             binding = self.resolve(node)
             if binding is None:

@@ -71,6 +71,17 @@ class Annotation:
     dynamic_smem_bytes: int | None = None
     params: tuple[tuple[str, int], ...] = ()
     errors: tuple[str, ...] = ()
+    # A search space of compile-time tunables, as written (read by `flipflop.space`):
+    # `tune` holds `NAME=VALUES` specs, the others Kernel Tuner's launch semantics.
+    tune: tuple[str, ...] = ()
+    problem: str | None = None
+    grid_div: tuple[str | None, str | None, str | None] = (None, None, None)
+    block_size_names: str | None = None
+    restrictions: tuple[str, ...] = ()
+
+    @property
+    def tunes(self) -> bool:
+        return bool(self.tune)
 
 
 @dataclass(frozen=True)
@@ -173,6 +184,8 @@ class LaunchSite:
     annotation: Annotation | None = None
     # Integer constants visible at the launch (local and file scope), for re-folding later.
     constants: tuple[tuple[str, int], ...] = ()
+    # The template arguments folded to integers, in order (None: not an integer constant).
+    template_values: tuple[int | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,21 @@ class Declaration:
 
 
 @dataclass(frozen=True)
+class MacroDefinition:
+    """`#define NAME value`: where its value is written, and whether it is only a default.
+
+    `is_default`: the definition sits inside `#ifndef NAME`, so a `-D NAME=…` (or Kernel Tuner's
+    prepended `#define`) overrides it — the usual way tunable kernels give their defaults.
+    """
+
+    name: str
+    value: str
+    value_range: Range
+    line: int  # 0-based
+    is_default: bool
+
+
+@dataclass(frozen=True)
 class SourceFile:
     text: str
     kernels: tuple[Kernel, ...]
@@ -198,6 +226,14 @@ class SourceFile:
     macros: tuple[tuple[str, str], ...]
     constants: tuple[tuple[str, int], ...]
     syntax_errors: tuple[Range, ...] = ()
+    definitions: tuple[MacroDefinition, ...] = ()
+
+    def default_of(self, name: str) -> MacroDefinition | None:
+        """The `#ifndef`-guarded definition of `name`, else its first definition."""
+        matches = [d for d in self.definitions if d.name == name]
+        guarded = [d for d in matches if d.is_default]
+        chosen = guarded or matches
+        return chosen[0] if chosen else None
 
     def kernel(self, name: str) -> Kernel | None:
         """The definition of `name` if there is one, otherwise its first declaration."""

@@ -20,6 +20,7 @@ from flipflop.source.model import (
     KernelParameter,
     LaunchBounds,
     LaunchSite,
+    MacroDefinition,
     Range,
     SourceFile,
     TemplateParameter,
@@ -76,7 +77,27 @@ def parse_source(text: str) -> SourceFile:
         macros=tuple(folder.symbols.macros.items()),
         constants=_file_constants(folder),
         syntax_errors=_errors(root, index, folder) if root.has_error else (),
+        definitions=tuple(_definition(node, index) for node in found.get("macro", [])),
     )
+
+
+def _definition(node: Node, index: LineIndex) -> MacroDefinition:
+    name = text_of(node.child_by_field_name("name") or node)
+    value_node = node.child_by_field_name("value")
+    assert value_node is not None  # the query requires a value
+    raw = text_of(value_node)
+    # The value node runs from after the name to the end of the line, spaces included.
+    start = value_node.start_byte + (len(raw.encode()) - len(raw.lstrip().encode()))
+    end = value_node.end_byte - (len(raw.encode()) - len(raw.rstrip().encode()))
+    parent = node.parent
+    guarded = (
+        parent is not None
+        and parent.type == "preproc_ifdef"
+        and text_of(parent.children[0]) == "#ifndef"
+        and text_of(parent.child_by_field_name("name") or parent) == name
+    )
+    return MacroDefinition(name, raw.strip(), index.range(start, max(start, end)),
+                           node.start_point[0], guarded)
 
 
 # -- kernels -------------------------------------------------------------------------------------
@@ -239,18 +260,35 @@ def _launch(config: Node, index: LineIndex, folder: Folder,
         grid_axes=describe_grid(grid, block, block_folded, folder),
         enclosing_function=function_name(function) if function is not None else None,
         in_loop=any(a.type in _LOOPS for a in ancestors(call)),
+        template_values=_template_values(callee, folder),
     )
 
 
-def _callee_name(callee: Node) -> tuple[Node, tuple[str, ...]]:
-    """The kernel's name node (qualified when written so) and its template arguments."""
-    template = callee
+def _template_of(callee: Node) -> Node:
+    """The `name<args>` node of a callee, written plainly or qualified (`ns::name<args>`)."""
     if callee.type == "qualified_identifier":
         inner = callee.child_by_field_name("name")
         while inner is not None and inner.type == "qualified_identifier":
             inner = inner.child_by_field_name("name")
         if inner is not None and inner.type == "template_function":
-            template = inner
+            return inner
+    return callee
+
+
+def _template_values(callee: Node, folder: Folder) -> tuple[int | None, ...]:
+    """The template arguments folded to integers (None where one does not fold)."""
+    template = _template_of(callee)
+    if template.type != "template_function":
+        return ()
+    arguments = template.child_by_field_name("arguments")
+    if arguments is None:
+        return ()
+    return tuple(folder.scalar(node).value for node in expression_children(arguments))
+
+
+def _callee_name(callee: Node) -> tuple[Node, tuple[str, ...]]:
+    """The kernel's name node (qualified when written so) and its template arguments."""
+    template = _template_of(callee)
     if template.type == "template_function":
         arguments = template.child_by_field_name("arguments")
         texts = tuple(text_of(a) for a in expression_children(arguments)) if arguments else ()

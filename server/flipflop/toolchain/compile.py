@@ -22,9 +22,15 @@ from flipflop.toolchain.diagnostics import (
     ensure_failure_reported,
     parse_tool_output,
 )
-from flipflop.toolchain.discovery import Toolchain
+from flipflop.toolchain.discovery import Toolchain, python_roots, toolkit_include_dirs
 from flipflop.toolchain.errors import ToolchainError
 from flipflop.toolchain.flags import BuildFlags, select_flags
+from flipflop.toolchain.headers import (
+    HeaderSearch,
+    explain_missing_headers,
+    library_wheel_include_dirs,
+    missing_header,
+)
 from flipflop.toolchain.process import run_tool
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -43,6 +49,9 @@ class CompileOptions:
     extra_args: tuple[str, ...] = ()  # filtered like a compile_commands entry
     compile_commands: Path | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
+    # Where installed CUDA library wheels (nvidia-cublas, ...) are looked for; None: the import
+    # path of FlipFlop's own Python.
+    library_roots: tuple[Path, ...] | None = None
 
 
 DEFAULT_OPTIONS = CompileOptions()
@@ -123,13 +132,21 @@ def compile_to_ptx(
         search_dirs = [source_path.parent, *flags.include_dirs]
         include_args = [f"-I{_reachable(d, scratch, aliases)}" for d in search_dirs]
         forced = [f"--pre-include={_reachable(p, scratch, aliases)}" for p in flags.forced_includes]
+        # Library wheels come after every other folder (`-idirafter`): they only supply what the
+        # toolkit and the user's paths lack, never replace a header of theirs.
+        libraries = _library_dirs(toolchain, options)
+        library_args = [
+            arg
+            for directory in libraries
+            for arg in ("-Xcompiler", f"-idirafter,{_reachable(directory, scratch, aliases)}")
+        ]
         output = scratch / "out.ptx"
         command = [
             str(toolchain.nvcc), "-ptx", "-lineinfo", f"-arch={target}",
             *([f"-std={flags.std}"] if flags.std else []),
             *(f"-D{define}" for define in flags.defines),
             *(f"-U{name}" for name in flags.undefines),
-            *include_args, *forced, *flags.switches,
+            *include_args, *forced, *library_args, *flags.switches,
             "-x", "cu", str(copy), "-o", str(output),
         ]  # fmt: skip
         run = run_tool(command, options.timeout_s, cwd=scratch, cancel=cancel)
@@ -140,6 +157,15 @@ def compile_to_ptx(
             run.returncode,
             output_text,
         )
+        if any(missing_header(d) is not None for d in diagnostics):
+            search = HeaderSearch(
+                source_dir=source_path.parent,
+                include_dirs=flags.include_dirs,
+                toolkit_dirs=toolkit_include_dirs(toolchain),
+                library_dirs=libraries,
+                cuda_version=toolchain.version,
+            )
+            diagnostics = explain_missing_headers(diagnostics, search)
         ptx = ""
         if run.returncode == 0 and output.exists():
             ptx = _map_file_table(output.read_text(encoding="utf-8", errors="replace"), aliases)
@@ -152,6 +178,12 @@ def compile_to_ptx(
         elapsed_s=run.elapsed_s,
         returncode=run.returncode,
     )
+
+
+def _library_dirs(toolchain: Toolchain, options: CompileOptions) -> tuple[Path, ...]:
+    roots = python_roots() if options.library_roots is None else options.library_roots
+    own_include = toolchain.nvcc.resolve().parent.parent / "include"
+    return library_wheel_include_dirs(roots, toolchain.version, own_include)
 
 
 def read_source(path: Path) -> str:

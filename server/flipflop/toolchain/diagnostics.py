@@ -21,6 +21,9 @@ class ToolDiagnostic:
     message: str
     tool: str  # "cudafe++", "host compiler", "ptxas", "nvcc"
     code: str | None = None  # the tool's own number, e.g. "177-D"
+    # For a message inside a header: the `#include` lines that led there, nearest first,
+    # as (file, 1-based line); the last one is in the file that was compiled.
+    included_from: tuple[tuple[str, int], ...] = ()
 
 
 # cudafe++ (the CUDA front end): `a.cu(12): error: identifier "x" is undefined`, then the source
@@ -44,6 +47,9 @@ _UNLOCATED = re.compile(
     r"^(?P<tool>nvcc|ptxas|cicc|cudafe\+\+|nvlink|fatbinary)\b[^:]*?"
     r"(?P<sev>fatal|error|warning)\s*: (?P<msg>.*)$"
 )
+# The host preprocessor's include chain before a message in a header:
+# `In file included from a.h:2,` then `                 from k.cu:1:`.
+_INCLUDED_FROM = re.compile(r"^(?:In file included from|\s+from) (?P<file>.+?):(?P<line>\d+)[:,]$")
 # Summaries that only repeat that errors happened.
 _NOISE = re.compile(
     r"errors? detected in the compilation of|^compilation terminated|"
@@ -61,14 +67,23 @@ def parse_tool_output(
     """
     lines = output.splitlines()
     found: list[ToolDiagnostic] = []
+    chain: list[tuple[str, int]] = []
     for index, text in enumerate(lines):
+        include = _INCLUDED_FROM.match(text)
+        if include:
+            chain.append((map_path(include["file"]), int(include["line"])))
+            continue
         diagnostic = _parse_line(text, map_path)
         if diagnostic is None:
+            chain = []
             continue
         if diagnostic.tool == "cudafe++":
             column = _caret_column(lines[index + 1 : index + 3])
             if column is not None:
                 diagnostic = replace(diagnostic, column=column)
+        if chain and diagnostic.tool == "host compiler":
+            diagnostic = replace(diagnostic, included_from=tuple(chain))
+        chain = []
         found.append(diagnostic)
     return tuple(found)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import sys
 import sysconfig
@@ -31,6 +32,8 @@ INSTALL_HINT = (
 
 _VERSION_PATTERN = re.compile(r"release\s+[\d.]+,\s+V(\d+(?:\.\d+)*)|release\s+(\d+(?:\.\d+)*)")
 _VERSION_TIMEOUT_S = 30.0
+# `#$ INCLUDES="-I/usr/local/cuda/bin/../targets/x86_64-linux/include"` in `nvcc -dryrun`.
+_INCLUDES_LINE = re.compile(r'^#\$ (?:SYSTEM_)?INCLUDES=(.*)$')
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def find_toolchain(
     import path (the directories that may hold an `nvidia/` package).
     """
     env = os.environ if environ is None else environ
-    roots = _python_roots() if wheel_roots is None else tuple(wheel_roots)
+    roots = python_roots() if wheel_roots is None else tuple(wheel_roots)
     looked: list[str] = []
     for candidate in _candidates(explicit, env, roots, looked):
         nvcc = _executable(candidate.nvcc)
@@ -92,6 +95,29 @@ def nvcc_version(nvcc: Path) -> str:
     if match is None:
         return "unknown"
     return match.group(1) or match.group(2)
+
+
+def toolkit_include_dirs(toolchain: Toolchain) -> tuple[Path, ...]:
+    """The folders nvcc itself adds to the include path, as `nvcc -dryrun` reports them."""
+    try:
+        run = run_tool(
+            [toolchain.nvcc, "-dryrun", "-ptx", "-x", "cu", os.devnull, "-o", os.devnull],
+            timeout_s=_VERSION_TIMEOUT_S,
+        )
+    except ToolchainError:
+        return ()
+    found: list[Path] = []
+    for line in (run.stdout + run.stderr).splitlines():
+        match = _INCLUDES_LINE.match(line)
+        if match is None:
+            continue
+        words = shlex.split(match.group(1))
+        for index, word in enumerate(words):
+            if word.startswith("-I") and len(word) > 2:
+                found.append(Path(word[2:]))
+            elif word in ("-I", "-isystem") and index + 1 < len(words):
+                found.append(Path(words[index + 1]))
+    return tuple(dict.fromkeys(Path(os.path.normpath(path)) for path in found))
 
 
 def _candidates(
@@ -160,7 +186,7 @@ def _find_ptxas(nvcc: Path, env: Mapping[str, str]) -> Path | None:
     return Path(on_path).absolute() if on_path else None
 
 
-def _python_roots() -> tuple[Path, ...]:
+def python_roots() -> tuple[Path, ...]:
     """The running Python's site-packages plus any import path entry holding `nvidia/`."""
     paths = sysconfig.get_paths()
     roots = [Path(paths["purelib"]), Path(paths["platlib"])]

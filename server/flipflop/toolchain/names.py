@@ -52,6 +52,20 @@ def kernel_base_name(display_name: str) -> str:
     return words[-1] if words else display_name
 
 
+def instance_name(display_name: str) -> str:
+    """`void ns::k<128, 4>(float*)` -> `k<128,4>`: the instantiation, spaces and scope dropped."""
+    head = display_name.split("(", 1)[0]
+    depth = 0
+    start = 0
+    for position, character in enumerate(head):
+        depth += (character == "<") - (character == ">")
+        if depth == 0 and character == " ":
+            start = position + 1  # after the return type
+    name = "".join(head[start:].split())
+    base, bracket, arguments = name.partition("<")
+    return base.split("::")[-1] + bracket + arguments
+
+
 def entry_names(ptx_text: str) -> list[str]:
     """Mangled names of the kernels (`.entry`) in PTX order."""
     return [match.group(1) for match in _ENTRY_START.finditer(ptx_text)]

@@ -1,0 +1,152 @@
+"""Advice over a search space of compile-time tunables: every configuration its own variant.
+
+Each configuration brings its own resources (ptxas) and work (features of its PTX), and its own
+block and grid (Kernel Tuner's launch semantics); the Pareto front, the recommendation under the
+slowdown budget and the comparison with the current configuration are the same as for block
+shapes of one kernel (`flipflop.advice.advise`).
+
+NVIDIA's occupancy heuristic chooses only a block size. Its pick in a space is the block it
+would choose for the current values of the other tunables: among the configurations that share
+them, the most resident threads per SM, ties to the larger block (as
+`cudaOccupancyMaxPotentialBlockSize`); with no current configuration, over the whole space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+
+from flipflop.advice.advise import (
+    Advice,
+    Excluded,
+    NoLaunchableConfig,
+    _recommend,
+    _settle,
+)
+from flipflop.advice.drivers import energy_drivers
+from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.ties import tie_groups
+from flipflop.analysis.work import ThreadWork
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import LaunchShape
+from flipflop.model import (
+    Prediction,
+    PreparedLaunch,
+    UnlaunchableConfig,
+    power_limit_candidates,
+    predict_power_limits,
+    prepare_launch,
+)
+from flipflop.resources import Resources
+
+ParamValue = int | float | str
+Params = tuple[tuple[str, ParamValue], ...]
+
+POWER_LIMIT_COUNT = 10
+
+
+@dataclass(frozen=True)
+class SpaceCandidate:
+    """One configuration of the space, compiled and analysed."""
+
+    params: Params
+    shape: LaunchShape
+    resources: Resources
+    work: ThreadWork
+
+
+def advise_space(
+    profile: GpuProfile,
+    candidates: Sequence[SpaceCandidate],
+    *,
+    excluded: Sequence[Excluded] = (),
+    current: Params | None = None,
+    block_names: Collection[str] = (),
+    power_limits: bool = False,
+    slack: float = 0.05,
+) -> Advice:
+    """Predict every configuration (× power limit) and recommend one."""
+    if slack < 0.0:
+        raise ValueError(f"slack must be a non-negative fraction, got {slack}")
+    prepared: dict[Params, tuple[SpaceCandidate, PreparedLaunch]] = {}
+    dropped = list(excluded)
+    for candidate in candidates:
+        try:
+            launch = prepare_launch(profile, candidate.resources, candidate.work, candidate.shape)
+        except UnlaunchableConfig as error:
+            dropped.append(Excluded(candidate.shape.block, str(error), candidate.params))
+            continue
+        prepared.setdefault(candidate.params, (candidate, launch))
+    if not prepared:
+        reasons = "; ".join(f"{_describe(e.params)}: {e.reason}" for e in dropped[:3])
+        raise NoLaunchableConfig(f"no configuration of the space can launch ({reasons})")
+
+    limits: tuple[float | None, ...] = (None,)
+    if power_limits:
+        swept = power_limit_candidates(profile, POWER_LIMIT_COUNT)
+        limits += tuple(limit for limit in swept if limit != profile.tdp_w)
+    raw = [
+        replace(prediction, params=params)
+        for params, (_, launch) in prepared.items()
+        for prediction in predict_power_limits(profile, launch, limits)
+    ]
+    flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
+    predictions = tuple(
+        replace(p, pareto=True) if flag else p for p, flag in zip(raw, flags, strict=True)
+    )
+    fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
+    within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))
+    lowest = min(within, key=lambda p: (p.energy_j, p.time_s))
+    default_limit = {p.params: p for p in predictions if p.power_limit_w is None}
+
+    current_prediction = default_limit.get(current) if current is not None else None
+    heuristic = heuristic_pick(list(default_limit.values()), current, block_names)
+    chosen = _settle(lowest, within, current_prediction)
+    subject = current_prediction or heuristic or chosen
+    subject_candidate = prepared[subject.params][0]
+    drivers = energy_drivers(
+        profile, subject_candidate.resources, subject_candidate.work, default_limit[subject.params]
+    )
+    return Advice(
+        predictions=predictions,
+        front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
+        recommendation=_recommend(
+            chosen, fastest, within, heuristic, current_prediction, slack, lowest
+        ),
+        fastest=fastest,
+        heuristic=heuristic,
+        current=current_prediction,
+        recommended_set=within,
+        drivers=drivers,
+        excluded=tuple(dropped),
+        slack=slack,
+        ties=tie_groups(predictions),
+    )
+
+
+def heuristic_pick(
+    predictions: Sequence[Prediction], current: Params | None, block_names: Collection[str]
+) -> Prediction | None:
+    """The occupancy heuristic's configuration (see the module docstring)."""
+    family = list(predictions)
+    if current is not None:
+        others = _without(current, block_names)
+        family = [p for p in predictions if _without(p.params, block_names) == others] or family
+    if not family:
+        return None
+    return min(
+        enumerate(family),
+        key=lambda item: (
+            -item[1].active_blocks_per_sm * item[1].launch.shape.threads_per_block,
+            -item[1].launch.shape.threads_per_block,
+            item[0],
+        ),
+    )[1]
+
+
+def _without(params: Params, names: Collection[str]) -> Params:
+    return tuple((name, value) for name, value in params if name not in names)
+
+
+def _describe(params: Params) -> str:
+    return ", ".join(f"{name}={value}" for name, value in params) or "default"

@@ -1,0 +1,80 @@
+"""When two predictions are the same answer: the model's tie tolerance, used by every output.
+
+The model's own error is far larger than 1%, so configurations whose predicted time and energy
+agree that closely are one choice to a reader, not a ranking. The advisor keeps the launch as
+written when it ties with the lowest energy; the table, the hover and the chart collapse tied
+shapes into one row with their count and range.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flipflop.launch import Dim3
+from flipflop.model.predict import Prediction
+
+ConfigurationKey = tuple[Dim3, tuple[tuple[str, "int | float | str"], ...], "float | None"]
+
+TIE_TOLERANCE = 0.01
+"""Relative difference at or below which two predicted values tie (our choice: well inside the
+model's own error, see docs/model.md)."""
+
+
+def values_tie(a: float, b: float) -> bool:
+    """Whether two non-negative predicted values agree within `TIE_TOLERANCE` of the smaller."""
+    low, high = (a, b) if a <= b else (b, a)
+    return high <= low * (1.0 + TIE_TOLERANCE)
+
+
+def configuration_key(prediction: Prediction) -> ConfigurationKey:
+    """What tells configurations apart: block, compile-time tunables, power limit."""
+    return (prediction.block, prediction.params, prediction.power_limit_w)
+
+
+def predictions_tie(a: Prediction, b: Prediction) -> bool:
+    """Same power limit, and both time and energy tie."""
+    return (
+        a.power_limit_w == b.power_limit_w
+        and values_tie(a.time_s, b.time_s)
+        and values_tie(a.energy_j, b.energy_j)
+    )
+
+
+@dataclass(frozen=True)
+class TieGroup:
+    """Two or more configurations that tie with the group's fastest member (its first)."""
+
+    index: int
+    members: tuple[Prediction, ...]  # fastest first
+
+    @property
+    def anchor(self) -> Prediction:
+        return self.members[0]
+
+
+def tie_groups(predictions: Sequence[Prediction]) -> tuple[TieGroup, ...]:
+    """Every group of tied configurations, fastest group first.
+
+    Each group is anchored on the fastest configuration not yet grouped and takes every other
+    ungrouped one that ties with it, so a chain of near neighbours cannot drift into one group
+    that spans more than the tolerance from its anchor.
+    """
+    order = sorted(predictions, key=lambda p: (p.time_s, p.energy_j))
+    taken = [False] * len(order)
+    groups: list[TieGroup] = []
+    for position, anchor in enumerate(order):
+        if taken[position]:
+            continue
+        members = [anchor]
+        for later in range(position + 1, len(order)):
+            other = order[later]
+            if other.time_s > anchor.time_s * (1.0 + TIE_TOLERANCE):
+                break  # sorted by time: nothing later ties on time
+            if not taken[later] and predictions_tie(anchor, other):
+                members.append(other)
+                taken[later] = True
+        taken[position] = True
+        if len(members) > 1:
+            groups.append(TieGroup(len(groups), tuple(members)))
+    return tuple(groups)

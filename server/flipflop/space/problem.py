@@ -1,0 +1,228 @@
+"""The launch inputs of one kernel launch: problem size, block as written, parameters, smem.
+
+Problem size (how many blocks a launch has) comes from, in order: `--grid`/`--threads`, a
+`// flipflop:` annotation, the launch site in the source (constant-folded, with kernel
+arguments that fold to constants), and finally `DEFAULT_THREADS_*` threads to cover
+(docs/model.md). Each input records where it came from, so reports can say what was guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from flipflop.analysis import KernelFeatures
+from flipflop.ir import PerformanceDirectives
+from flipflop.launch import Dim3, ProblemSize
+from flipflop.source.coverage import fold_text, problem_size
+from flipflop.source.model import Kernel as SourceKernel
+from flipflop.source.model import LaunchSite
+
+# Threads to cover when nothing says how big the problem is: 2^20 along x for 1-D kernels,
+# 1024 × 1024 for kernels that read %tid.y. Large enough for several full waves on every
+# profiled GPU, so the recommendation is not an artefact of a tiny grid.
+DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
+DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+
+ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
+
+
+@dataclass(frozen=True)
+class LaunchRequest:
+    """What the user said about the launch (command-line options or editor settings)."""
+
+    grid: Dim3 | None = None
+    threads: Dim3 | None = None
+    dynamic_smem_bytes: int | None = None
+    params: tuple[tuple[str, float], ...] = ()  # source-level or PTX parameter names
+
+
+@dataclass(frozen=True)
+class LaunchInputs:
+    """Everything the advisor needs besides the kernel: how big, which block, which values."""
+
+    problem: ProblemSize
+    origin: ProblemOrigin
+    current_block: Dim3 | None
+    dynamic_smem_bytes: int
+    params: tuple[tuple[str, float], ...]  # PTX parameter names → values used
+
+    @property
+    def two_d(self) -> bool:
+        return self.current_block is not None and self.current_block[1] > 1
+
+    @property
+    def three_d(self) -> bool:
+        return self.current_block is not None and self.current_block[2] > 1
+
+
+def launch_inputs(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    request: LaunchRequest,
+    file_constants: Mapping[str, int],
+    default: Dim3 | None = None,
+) -> LaunchInputs:
+    """The inputs of the launch at `site` (None: the problem the user gave, or the default).
+
+    `default` replaces `DEFAULT_THREADS_*` as the threads assumed when nothing says, so a caller
+    can ask how the inputs would look had the guess been another.
+    """
+    params = parameter_values(features, source_kernel, site, request, file_constants)
+    problem, origin = _problem(features, source_kernel, site, request, params, file_constants)
+    if origin == "default" and default is not None:
+        problem = ProblemSize(threads=default)
+    if origin == "default" and site is not None and problem.threads is not None:
+        # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
+        # size for it, and give the kernel argument that passes it the same value.
+        params = {**_assumed_sizes(features, site, problem.threads), **params}
+        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
+        problem = problem_size(site, known) or problem
+    return LaunchInputs(
+        problem=problem,
+        origin=origin,
+        current_block=current_block(source_kernel, site),
+        dynamic_smem_bytes=_dynamic_smem(source_kernel, site, request),
+        params=tuple(params.items()),
+    )
+
+
+def parameter_values(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    request: LaunchRequest,
+    file_constants: Mapping[str, int],
+) -> dict[str, float]:
+    """Kernel parameter values by PTX name: launch arguments that fold, annotations, options."""
+    ptx_names = features.parameter_names
+    source_names = [p.name for p in source_kernel.parameters] if source_kernel else []
+    by_source_name = dict(zip(source_names, ptx_names, strict=False))
+    values: dict[str, float] = {}
+    if site is not None:
+        constants = {**file_constants, **dict(site.constants)}
+        for ptx_name, argument in zip(ptx_names, site.arguments, strict=False):
+            folded = fold_text(argument, constants)
+            if folded is not None:
+                values[ptx_name] = float(folded)
+    annotated: list[tuple[str, int]] = []
+    if source_kernel is not None and source_kernel.annotation is not None:
+        annotated.extend(source_kernel.annotation.params)
+    if site is not None and site.annotation is not None:
+        annotated.extend(site.annotation.params)
+    for name, value in (*annotated, *request.params):
+        values[by_source_name.get(name, name)] = float(value)
+    return values
+
+
+def _problem(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    request: LaunchRequest,
+    params: Mapping[str, float],
+    file_constants: Mapping[str, int],
+) -> tuple[ProblemSize, ProblemOrigin]:
+    if request.grid is not None:
+        return ProblemSize(grid=request.grid), "option"
+    if request.threads is not None:
+        return ProblemSize(threads=request.threads), "option"
+    annotation = source_kernel.annotation if source_kernel is not None else None
+    if annotation is not None and annotation.threads is not None:
+        return ProblemSize(threads=annotation.threads), "annotation"
+    if annotation is not None and annotation.grid is not None:
+        return ProblemSize(grid=annotation.grid), "annotation"
+    if site is not None:
+        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
+        from_site = problem_size(site, known)
+        if from_site is not None:
+            has_note = site.annotation is not None and (
+                site.annotation.threads is not None or site.annotation.grid is not None
+            )
+            return from_site, "annotation" if has_note else "launch site"
+    return ProblemSize(threads=default_threads(features)), "default"
+
+
+def default_threads(features: KernelFeatures) -> Dim3:
+    return DEFAULT_THREADS_2D if features.uses_tid_y else DEFAULT_THREADS_1D
+
+
+def _assumed_sizes(
+    features: KernelFeatures, site: LaunchSite, threads: Dim3
+) -> dict[str, float]:
+    """PTX parameter values for kernel arguments that name the size a grid axis covers."""
+    assumed: dict[str, float] = {}
+    for axis, count in zip(site.grid_axes, threads, strict=True):
+        name = axis.threads_expression.strip()
+        if axis.kind != "covers" or not name.isidentifier():
+            continue
+        for ptx_name, argument in zip(features.parameter_names, site.arguments, strict=False):
+            if argument.strip() == name:
+                assumed[ptx_name] = float(count)
+    return assumed
+
+
+def _argument_constants(
+    features: KernelFeatures,
+    source_kernel: SourceKernel | None,
+    site: LaunchSite,
+    params: Mapping[str, float],
+) -> dict[str, int]:
+    """Names the grid expression may use whose value is known: constants and folded arguments."""
+    known = dict(site.constants)
+    if source_kernel is not None:
+        for parameter, ptx_name, argument in zip(
+            source_kernel.parameters, features.parameter_names, site.arguments, strict=False
+        ):
+            if ptx_name in params and argument.isidentifier():
+                known.setdefault(argument, int(params[ptx_name]))
+            if ptx_name in params:
+                known.setdefault(parameter.name, int(params[ptx_name]))
+    return known
+
+
+def current_block(source_kernel: SourceKernel | None, site: LaunchSite | None) -> Dim3 | None:
+    """The block the launch is written with, when the source or an annotation shows it."""
+    if site is not None:
+        if site.annotation is not None and site.annotation.block is not None:
+            return site.annotation.block
+        return site.block_folded.value
+    if source_kernel is not None and source_kernel.annotation is not None:
+        return source_kernel.annotation.block
+    return None
+
+
+def _dynamic_smem(
+    source_kernel: SourceKernel | None, site: LaunchSite | None, request: LaunchRequest
+) -> int:
+    if request.dynamic_smem_bytes is not None:
+        return request.dynamic_smem_bytes
+    for annotation in (
+        site.annotation if site else None,
+        source_kernel.annotation if source_kernel else None,
+    ):
+        if annotation is not None and annotation.dynamic_smem_bytes is not None:
+            return annotation.dynamic_smem_bytes
+    if site is not None and site.shared_memory_folded.value is not None:
+        return site.shared_memory_folded.value
+    return 0
+
+
+def block_limit(
+    directives: PerformanceDirectives, source_kernel: SourceKernel | None
+) -> int | None:
+    """The most threads per block the kernel may be launched with, from its launch bounds."""
+    limits: list[int] = []
+    for shape in (directives.maxntid, directives.reqntid):
+        if shape:
+            total = 1
+            for extent in shape:
+                total *= extent
+            limits.append(total)
+    if source_kernel is not None and source_kernel.launch_bounds is not None:
+        bound = source_kernel.launch_bounds.max_threads
+        if bound is not None:
+            limits.append(bound)
+    return min(limits) if limits else None

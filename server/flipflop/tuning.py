@@ -1,0 +1,259 @@
+"""The analysis of a search space of compile-time tunables, with Kernel Tuner's semantics.
+
+Every configuration is the source with Kernel Tuner's `#define`s prepended
+(`KernelTunerLaunch.prepare_source`), compiled once (`flipflop.variants`: NVRTC or nvcc, a disk
+cache, worker processes), and costed at its own block and grid. The advice is the same as for
+block shapes: Pareto front, recommendation under the slowdown budget, current configuration,
+NVIDIA's heuristic (`flipflop.advice.space`).
+
+What the space holds and which configuration is current is `flipflop.space.request`'s
+concern; without a problem size, the default thread count of `flipflop.space.problem` stands in.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from flipflop.advice import Advice, Excluded
+from flipflop.advice.space import SpaceCandidate, advise_space
+from flipflop.analysis import KernelFeatures
+from flipflop.gpu.profile import GpuProfile
+from flipflop.launch import LaunchShape
+from flipflop.resources import Resources
+from flipflop.source.model import Annotation, SourceFile
+from flipflop.space.errors import SpaceError
+from flipflop.space.kernel_tuner import (
+    KernelTunerLaunch,
+    instance_kernel_name,
+)
+from flipflop.space.problem import (
+    DEFAULT_THREADS_1D,
+    DEFAULT_THREADS_2D,
+    LaunchRequest,
+    parameter_values,
+)
+from flipflop.space.request import (
+    Compiler,
+    SpaceOptions,
+    TemplateKernel,
+    build_space,
+    configurations_of,
+    current_configuration,
+    unused_tunables,
+)
+from flipflop.space.tunables import (
+    Configuration,
+    SearchSpace,
+)
+from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
+from flipflop.variants.analyze import Backend, VariantAnalysis, VariantJob
+from flipflop.variants.cache import DiskCache, default_cache
+from flipflop.variants.nvrtc import nvrtc_version
+from flipflop.variants.pool import PoolOptions, Progress, analyze_variants
+
+
+@dataclass(frozen=True)
+class SpaceReport:
+    """How the space was built and what came of it (beside the advice)."""
+
+    space: SearchSpace
+    launch: KernelTunerLaunch
+    size: int  # configurations that satisfy the restrictions
+    evaluated: int  # configurations compiled and costed (after sampling)
+    variants: int  # distinct sources compiled
+    cached_variants: int
+    compiler: Backend
+    current: Configuration | None
+    current_from: str  # "source defaults", "first values" or "" when there is none
+    problem_from: Literal["option", "annotation", "default"]
+    sample: int | None
+    seed: int
+    unused: tuple[str, ...] = ()  # tunables the source never names
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SpaceAnalysis:
+    """One kernel's space: the advice, and the variant that stands for the kernel in reports."""
+
+    kernel: KernelInfo
+    resources: Resources
+    features: KernelFeatures
+    advice: Advice
+    report: SpaceReport
+    params: tuple[tuple[str, float], ...]  # kernel parameter values (PTX names)
+    diagnostics: tuple[ToolDiagnostic, ...] = field(default=())  # of the standing variant
+
+
+def analyze_space(
+    path: Path,
+    source_text: str,
+    source: SourceFile,
+    kernel_name: str,
+    profile: GpuProfile,
+    toolchain: Toolchain,
+    arch: str,
+    compile_options: CompileOptions,
+    request: LaunchRequest,
+    options: SpaceOptions,
+    annotation: Annotation | None,
+    *,
+    slack: float,
+    power_limits: bool,
+    cancel: threading.Event | None = None,
+    progress: Progress | None = None,
+    cache: DiskCache | None = None,
+) -> SpaceAnalysis:
+    """Compile, cost and advise every configuration of the space of `kernel_name`.
+
+    Raises `SpaceError` for a space that cannot be built or holds nothing that compiles, and
+    `ToolchainError` when the compiler is missing or the search is cancelled.
+    """
+    space, launch, problem_from = build_space(
+        options, annotation, profile.limits.max_threads_per_block
+    )
+    notes: list[str] = []
+    if problem_from == "default":
+        two_d = launch.block_names(space.names)[1] in space.names
+        threads = DEFAULT_THREADS_2D if two_d else DEFAULT_THREADS_1D
+        launch = replace(launch, problem_size=threads)
+        notes.append(
+            f"no problem size given: {'×'.join(str(t) for t in threads if t > 1)} threads "
+            "assumed (--problem-size or `// flipflop: problem=…` pins it)"
+        )
+    configurations, size = configurations_of(space, options)
+    current, current_from = current_configuration(
+        space, source, kernel_name, launch.block_names(space.names)
+    )
+    if current is not None and current not in configurations:
+        if options.include_current:
+            configurations = (current, *configurations)
+        else:
+            current, current_from = None, ""
+    unused = unused_tunables(space, launch, source_text, kernel_name)
+    if unused:
+        notes.append(f"tunable(s) {', '.join(unused)} never appear in the source")
+    if cache is None and options.use_cache:
+        cache = default_cache()
+
+    template = TemplateKernel.of(kernel_name, source)
+
+    def job(configuration: Configuration, backend: Backend) -> VariantJob:
+        text = launch.prepare_source(configuration, source_text)
+        wanted = kernel_name
+        if template is not None:
+            wanted = instance_kernel_name(kernel_name, configuration)
+            text += template.instantiation(wanted)
+        return VariantJob(path, text, arch, compile_options, toolchain, backend, wanted)
+
+    pool = PoolOptions(options.workers, compile_options.timeout_s, options.in_process)
+    backend, probed = _backend(options.compiler, configurations[0], job, cache, pool, cancel)
+    analyses = analyze_variants([job(c, backend) for c in configurations], cache, pool,
+                                cancel=cancel, progress=progress)
+    return _advise(
+        profile, source, kernel_name, request, space, launch, configurations, analyses,
+        SpaceReport(
+            space=space, launch=launch, size=size, evaluated=len(configurations),
+            variants=len({a.key for a in analyses}),
+            # The compiler probe's variant came from this run, not from an earlier one.
+            cached_variants=len({a.key for a in analyses if a.cached and a.key not in probed}),
+            compiler=backend, current=current, current_from=current_from,
+            problem_from=problem_from, sample=options.sample, seed=options.seed,
+            unused=unused, notes=tuple(notes),
+        ),
+        slack=slack, power_limits=power_limits,
+    )
+
+
+def _backend(
+    wanted: Compiler,
+    probe: Configuration,
+    job: Callable[[Configuration, Backend], VariantJob],
+    cache: DiskCache | None,
+    pool: PoolOptions,
+    cancel: threading.Event | None,
+) -> tuple[Backend, frozenset[str]]:
+    """NVRTC when asked, or when it is installed and compiles the first configuration; and
+    the keys of the variants this probe compiled (unless they came from the cache)."""
+    if wanted != "auto":
+        return wanted, frozenset()
+    if nvrtc_version() is None:
+        return "nvcc", frozenset()
+    (tried,) = analyze_variants([job(probe, "nvrtc")], cache, pool, cancel=cancel)
+    fresh = frozenset() if tried.cached else frozenset({tried.key})
+    if tried.ok:
+        return "nvrtc", fresh
+    # NVRTC compiles device code only: a source with host code (main, <vector>) needs nvcc.
+    (fallback,) = analyze_variants([job(probe, "nvcc")], cache, pool, cancel=cancel)
+    fresh |= frozenset() if fallback.cached else frozenset({fallback.key})
+    return ("nvcc" if fallback.ok else "nvrtc"), fresh
+
+
+def _advise(
+    profile: GpuProfile,
+    source: SourceFile,
+    kernel_name: str,
+    request: LaunchRequest,
+    space: SearchSpace,
+    launch: KernelTunerLaunch,
+    configurations: Sequence[Configuration],
+    analyses: Sequence[VariantAnalysis],
+    report: SpaceReport,
+    *,
+    slack: float,
+    power_limits: bool,
+) -> SpaceAnalysis:
+    source_kernel = source.kernel(kernel_name.split("<", 1)[0].strip())
+    candidates: list[SpaceCandidate] = []
+    excluded: list[Excluded] = []
+    standing: dict[Configuration, tuple[VariantAnalysis, int]] = {}
+    params: dict[str, float] = {}
+    for configuration, analysis in zip(configurations, analyses, strict=True):
+        items = tuple(configuration.items())
+        block = launch.block(configuration)
+        if not analysis.ok or not analysis.kernels:
+            excluded.append(Excluded(block, analysis.failure, items))
+            continue
+        kernel = analysis.kernels[0]
+        resources = kernel.info.resources
+        if resources is None:
+            excluded.append(Excluded(block, "ptxas gave no resource usage", items))
+            continue
+        try:
+            grid = launch.grid(configuration)
+        except SpaceError as error:
+            excluded.append(Excluded(block, str(error), items))
+            continue
+        params = parameter_values(kernel.features, source_kernel, None, request, {})
+        shape = LaunchShape(block, grid, request.dynamic_smem_bytes or 0)
+        candidates.append(
+            SpaceCandidate(items, shape, resources, kernel.features.work(shape, params))
+        )
+        standing[configuration] = (analysis, len(candidates) - 1)
+    if not candidates:
+        reasons = "; ".join(e.reason for e in excluded[:3])
+        raise SpaceError(f"no configuration of the space compiled ({reasons})")
+    block_names = launch.block_names(space.names)
+    advice = advise_space(
+        profile, candidates, excluded=excluded,
+        current=tuple(report.current.items()) if report.current is not None else None,
+        block_names=block_names, power_limits=power_limits, slack=slack,
+    )
+    shown = advice.current or advice.recommendation.prediction
+    chosen = next(c for c in standing if tuple(c.items()) == shown.params)
+    analysis, _ = standing[chosen]
+    kernel = analysis.kernels[0]
+    assert kernel.info.resources is not None
+    return SpaceAnalysis(
+        kernel=kernel.info,
+        resources=kernel.info.resources,
+        features=kernel.features,
+        advice=advice,
+        report=report,
+        params=tuple(params.items()),
+        diagnostics=analysis.diagnostics,
+    )
