@@ -215,3 +215,13 @@ def test_results_do_not_alias_between_evaluations() -> None:
     assert isinstance(first, list)
     first.append(3)
     assert expression.evaluate({}) == [1, 2]
+
+
+def test_an_expression_pickles_as_its_text() -> None:
+    import pickle
+
+    expression = parse_expression("32 <= block_size_x * block_size_y <= 1024")
+    again = pickle.loads(pickle.dumps(expression))
+    assert again == expression and again.name_columns == expression.name_columns
+    assert again.evaluate({"block_size_x": 32, "block_size_y": 4}) is True
+    assert again.evaluate({"block_size_x": 64, "block_size_y": 32}) is False

@@ -296,3 +296,31 @@ def test_chosen_indices_are_distinct_ascending_and_spread_out() -> None:
     per_tenth = [sum(1 for i in chosen if i // 1000 == tenth) for tenth in range(10)]
     assert all(430 <= count <= 570 for count in per_tenth), per_tenth
     assert choose_indices(5, 5, seed=0) == [0, 1, 2, 3, 4]
+
+
+def test_a_configuration_pickled_in_another_process_hashes_as_one_made_here() -> None:
+    """Analysis workers hand configurations to the language server; string hashes differ
+    between processes, so the hash is computed again where the pickle is read."""
+    import pickle
+    import subprocess
+    import sys
+
+    program = (
+        "import pickle, sys; from flipflop.space.tunables import Configuration; "
+        "made = Configuration(('block_size_x', 'tile'), (256, 4)); "
+        "sys.stdout.buffer.write(pickle.dumps(made))"
+    )
+    made_there = subprocess.run(
+        [sys.executable, "-c", program],
+        check=True, capture_output=True, env={"PYTHONHASHSEED": "1", **_path_only()},
+    ).stdout
+    read_here = pickle.loads(made_there)
+    here = Configuration(("block_size_x", "tile"), (256, 4))
+    assert read_here == here and hash(read_here) == hash(here)
+    assert {here: "found"}[read_here] == "found"
+
+
+def _path_only() -> dict[str, str]:
+    import os
+
+    return {key: value for key, value in os.environ.items() if key != "PYTHONHASHSEED"}

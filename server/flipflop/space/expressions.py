@@ -92,6 +92,11 @@ class Expression:
                 return column
         return 1
 
+    def __reduce__(self) -> tuple[Callable[[str], Expression], tuple[str]]:
+        """Pickled as its text, compiled again where it is read (an analysis worker hands its
+        search space to the language server)."""
+        return parse_expression, (self.text,)
+
 
 def parse_expression(text: str) -> Expression:
     """Parse `text` or raise ExpressionError naming the column of the first problem."""

@@ -141,6 +141,13 @@ class Configuration(Mapping[str, ParamValue]):
     def __delattr__(self, name: str) -> None:
         raise AttributeError("a Configuration is immutable")
 
+    def __reduce__(
+        self,
+    ) -> tuple[type[Configuration], tuple[tuple[str, ...], tuple[ParamValue, ...]]]:
+        """Pickled as names and values: the hash is computed again where it is read (string
+        hashes differ between processes)."""
+        return Configuration, (self._names, self._values)
+
     @property
     def names(self) -> tuple[str, ...]:
         return self._names
