@@ -14,7 +14,7 @@ import pytest
 from flipflop.lsp.session import Outcome
 from flipflop.lsp.settings import Settings
 from flipflop.lsp.workers import AnalysisWorkers
-from lsp_fixtures.harness import HEADS
+from lsp_fixtures.harness import HEADS, descendants
 
 pytestmark = pytest.mark.usefixtures("cuda_toolchain")
 
@@ -41,12 +41,13 @@ def _gone(pid: int) -> bool:
     return stat[stat.rindex(")") + 2 :].split()[0] == "Z"
 
 
-def _in_background(workers: AnalysisWorkers, path: Path, cancel: threading.Event) -> list[Outcome]:
+def _in_background(
+    workers: AnalysisWorkers, path: Path, cancel: threading.Event, text: str | None = None
+) -> list[Outcome]:
+    source = HEADS.read_text() if text is None else text
     outcomes: list[Outcome] = []
     thread = threading.Thread(
-        target=lambda: outcomes.append(
-            workers.run("file:///a", path, HEADS.read_text(), Settings(), cancel)
-        )
+        target=lambda: outcomes.append(workers.run("file:///a", path, source, Settings(), cancel))
     )
     thread.start()
     return outcomes
@@ -118,5 +119,36 @@ def test_a_run_that_does_not_stop_by_itself_is_killed(tmp_path: Path) -> None:
         # the tools it ran and the files it wrote went with it
         _wait(lambda: _gone(nvcc), "nvcc to be stopped", timeout_s=10.0)
         assert not worker.scratch.exists()
+    finally:
+        workers.close()
+
+
+def _pool_processes(pid: int) -> list[int]:
+    """Processes below `pid` that are not the leaders of a group of their own: the worker's
+    variant pool (its tools run in sessions of their own)."""
+    found = []
+    for child, _ in descendants(pid):
+        try:
+            if os.getpgid(child) != child:
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_stopped_worker_takes_its_variant_pool_along(tmp_path: Path) -> None:
+    source = (Path(__file__).parent / "tunable" / "tunable_scale.cu").read_text()
+    workers = AnalysisWorkers(grace_s=0.0)
+    workers.warm_up()
+    (worker,) = workers._idle
+    cancel = threading.Event()
+    try:
+        outcomes = _in_background(workers, tmp_path / "tunable_scale.cu", cancel, source)
+        _wait(lambda: _pool_processes(worker.process.pid), "the variant pool to start")
+        below = [child for child, _ in descendants(worker.process.pid)]
+        cancel.set()
+        _wait(lambda: outcomes, "the outcome")
+        assert outcomes[0].cancelled
+        _wait(lambda: all(_gone(child) for child in below), "the pool to be stopped", 10.0)
     finally:
         workers.close()

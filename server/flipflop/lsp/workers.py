@@ -149,7 +149,9 @@ class _Worker:
             target=_serve,
             args=(receiving, sending, scratch),
             name="flipflop-analysis",
-            daemon=True,
+            # not a daemon: an analysis may start processes of its own (a search space's
+            # variants compile in a pool); `stop` and the worker itself end them
+            daemon=False,
         )
         process.start()
         receiving.close()
@@ -198,6 +200,11 @@ class _Worker:
             outcome: Outcome = self.results.recv()
         except (EOFError, OSError):
             return self._ended(), False
+        except Exception:  # the whole message was read; what it holds does not unpickle (a bug)
+            return failure_outcome(
+                "FlipFlop could not read back this file's analysis",
+                log=traceback.format_exc(),
+            ), True
         return outcome, True
 
     def _ended(self) -> Outcome:
@@ -210,14 +217,14 @@ class _Worker:
         )
 
     def stop(self) -> None:
-        """End the worker, the tools it runs (each in a session of its own) and its files."""
+        """End the worker, every process below it (tools, variant pools) and its files."""
         for connection in (self.requests, self.results):
             connection.close()
         pid = self.process.pid
         if self.process.is_alive() and pid is not None:
-            for tool in _children(pid):
-                with contextlib.suppress(OSError):
-                    os.killpg(tool, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)  # starts nothing more while its tree is read
+            _kill_descendants(pid)
             self.process.kill()
         self.process.join(timeout=5.0)
         shutil.rmtree(self.scratch, ignore_errors=True)
@@ -230,6 +237,26 @@ def _children(pid: int) -> list[int]:
         with contextlib.suppress(OSError, ValueError):
             found += [int(child) for child in children.read_text().split()]
     return found
+
+
+def _kill_descendants(pid: int) -> None:
+    """Kill every process below `pid`. Each is stopped before its children are read, so none
+    starts another meanwhile; one that leads a process group (a tool run in a session of its
+    own) takes its group along."""
+    stopped: list[int] = []
+    waiting = _children(pid)
+    while waiting:
+        child = waiting.pop()
+        with contextlib.suppress(OSError):
+            os.kill(child, signal.SIGSTOP)
+            stopped.append(child)
+            waiting += _children(child)
+    for child in stopped:
+        with contextlib.suppress(OSError):
+            if os.getpgid(child) == child:
+                os.killpg(child, signal.SIGKILL)
+            else:
+                os.kill(child, signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------- in the worker
@@ -256,7 +283,8 @@ def _serve(requests: Connection, results: Connection, scratch: Path) -> None:
             try:
                 message: Any = requests.recv()
             except (EOFError, OSError):
-                os._exit(0)  # the server is gone
+                _kill_descendants(os.getpid())  # the server is gone, and so is its work
+                os._exit(0)
             if message == _CANCEL:
                 current[0].set()
             else:
