@@ -17,7 +17,8 @@ from typing import Any, Literal, NamedTuple
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
-from flipflop.analysis.dataflow import Condition, FunctionValues, negate
+from flipflop.analysis.conditions import Condition, negate
+from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
     SECTOR_BYTES,

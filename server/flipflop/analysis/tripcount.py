@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis.cfg import ControlFlow, Loop
-from flipflop.analysis.dataflow import SWAP, Compare, FunctionValues, negate
+from flipflop.analysis.conditions import SWAP, Compare, negate
+from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.poly import Poly
 from flipflop.analysis.threads import mean_position, split_position, strides_exactly
 from flipflop.ir import Function, Immediate, Register
