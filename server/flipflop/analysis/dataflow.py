@@ -8,7 +8,9 @@ The analysis is conservative about that:
 - a use reads the nearest earlier definition in its own block when there is one;
 - otherwise a register defined once in the function has that definition's value;
 - a register defined once inside a loop as `r = r ± step` (in a block every iteration runs) and
-  elsewhere only outside that loop is an induction variable: `init + step · iter:L`;
+  elsewhere only outside that loop is an induction variable: `init + step · iter:L`; the update
+  may read a copy of r made earlier in the iteration (`mov c, r; ...; add r, c, step`) or go
+  through a temporary (`add t, r, step; ...; mov r, t`);
 - any other register defined more than once is an opaque value carrying the union of the taints
   of all its definitions (computed flow-insensitively to a fixed point).
 
@@ -23,8 +25,9 @@ Approximations (documented because they are not exact):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from flipflop.analysis.cfg import ControlFlow
@@ -136,13 +139,16 @@ class FunctionValues:
             looped = [site for site in sites if flow.innermost_loop[site[0]] is not None]
             for b, i in looped:
                 instruction = blocks[b].instructions[i]
-                step = _self_update(instruction, name)
-                if step is None:
-                    continue
-                operand, sign, geometric = step
                 loop_index = flow.innermost_loop[b]
                 assert loop_index is not None
                 loop = flow.loops[loop_index]
+                copies = partial(self._copies_at, name=name, block=b, index=i, body=loop.body)
+                step = _self_update(instruction, name, copies)
+                if step is None:
+                    step = self._update_through_temporary(instruction, name, b, i, loop.body)
+                if step is None:
+                    continue
+                operand, sign, geometric = step
                 others = [site for site in sites if site != (b, i)]
                 if any(site[0] in loop.body for site in others):
                     continue
@@ -153,6 +159,48 @@ class FunctionValues:
                 )
                 break
         return found
+
+    def _update_through_temporary(
+        self, instruction: Instruction, name: str, block: int, index: int, body: frozenset[int]
+    ) -> tuple[Operand, int, bool] | None:
+        """`add t, name, step; ...; mov name, t`, the other way nvcc writes an update: the
+        temporary's only definition updates `name` earlier in the same iteration."""
+        operands = instruction.operands
+        if instruction.opcode != "mov" or len(operands) != 2 or instruction.guard is not None:
+            return None
+        temporary = operands[1]
+        if not isinstance(temporary, Register) or not self._before_in_iteration(
+            temporary.name, block, index, body
+        ):
+            return None
+        b, i = self._single_site[temporary.name]
+        copies = partial(self._copies_at, name=name, block=b, index=i, body=body)
+        return _self_update(self._instructions[b][i], name, copies)
+
+    def _before_in_iteration(self, register: str, block: int, index: int,
+                             body: frozenset[int]) -> bool:  # fmt: skip
+        """Whether the register's only definition is in the loop and runs before (block,
+        index) in every iteration that reaches it."""
+        site = self._single_site.get(register)
+        if site is None or site[0] not in body:
+            return False
+        if site[0] == block:
+            return site[1] < index
+        return self.flow.dominates(site[0], block)
+
+    def _copies_at(self, register: str, *, name: str, block: int, index: int,
+                   body: frozenset[int]) -> bool:  # fmt: skip
+        """Whether `register` holds `name`'s value from the start of the iteration when read at
+        (block, index): nvcc often copies the counter (`mov r12, r48`) at the top of the loop
+        and updates it from the copy (`add r48, r12, 8`). The copy must be the register's only
+        definition, inside the loop and before the read on every path; the caller checks that
+        the loop writes `name` nowhere else."""
+        if not self._before_in_iteration(register, block, index, body):
+            return False
+        b, i = self._single_site[register]
+        copy = self._instructions[b][i]
+        source = copy.operands[1] if copy.opcode == "mov" and len(copy.operands) == 2 else None
+        return copy.guard is None and isinstance(source, Register) and source.name == name
 
     # ------------------------------------------------------------------ values
 
@@ -475,27 +523,29 @@ class FunctionValues:
         return None
 
 
-def _self_update(instruction: Instruction, name: str) -> tuple[Operand, int, bool] | None:
+def _self_update(
+    instruction: Instruction, name: str, copies: Callable[[str], bool]
+) -> tuple[Operand, int, bool] | None:
     """(step operand, sign, geometric) when the instruction is `name = name ± step` or
-    `name = name >> step`."""
+    `name = name >> step`, reading `name` itself or a register that `copies` it."""
     operands = instruction.operands
     if len(operands) != 3 or not isinstance(operands[0], Register):
         return None
+
+    def reads_name(register: str) -> bool:
+        return register == name or copies(register)
+
     opcode = instruction.opcode
     first, second = operands[1], operands[2]
+    first_reads = isinstance(first, Register) and reads_name(first.name)
     if opcode == "add":
-        if isinstance(first, Register) and first.name == name:
+        if first_reads:
             return second, 1, False
-        if isinstance(second, Register) and second.name == name:
+        if isinstance(second, Register) and reads_name(second.name):
             return first, 1, False
-    if opcode == "sub" and isinstance(first, Register) and first.name == name:
+    if opcode == "sub" and first_reads:
         return second, -1, False
-    if (
-        opcode == "shr"
-        and isinstance(first, Register)
-        and first.name == name
-        and isinstance(second, Immediate)
-    ):
+    if opcode == "shr" and first_reads and isinstance(second, Immediate):
         return second, 1, True
     return None
 
