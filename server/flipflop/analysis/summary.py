@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
@@ -17,7 +17,8 @@ from typing import Any, Literal, NamedTuple
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
-from flipflop.analysis.conditions import Condition, negate
+from flipflop.analysis.conditions import negate
+from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
 from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
@@ -81,6 +82,7 @@ class FunctionSummary:
     unknown_branch_lines: tuple[int, ...]
     uses_tid: frozenset[str]  # "x", "y", "z"
     irreducible: bool
+    control: ControlSlice | None = None  # for interpreting the assumed factors per launch
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
@@ -94,11 +96,15 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
     factors: list[Factor] = []
     loop_factor: dict[int, int] = {}
     trips: dict[int, TripCount] = {}
+    loop_targets: list[LoopTarget] = []
     for loop in flow.loops:
         count = trip_count(function, flow, values, loop)
         trips[loop.index] = count
         parent = loop_factor.get(loop.parent) if loop.parent is not None else None
         loop_factor[loop.index] = len(factors)
+        if count.assumed:
+            around = _derived_around(flow, loop.header, loop_factor, trips)
+            loop_targets.append(LoopTarget(len(factors), loop.header, loop.body, around))
         factors.append(Factor(
             "loop", count.expression, DEFAULT_TRIP_COUNT, count.assumed, count.reason,
             _loop_lines(function, loop, line_of), function.name, depth=loop.depth, parent=parent,
@@ -113,12 +119,30 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
         trip = trips[induction.loop]
         return None if start is None or trip.assumed else (start, trip.expression)
 
+    guard_targets: list[GuardTarget] = []
     region_guards, divergent_blocks, unknown_lines = _guards(
-        function, flow, values, factors, line_of, halving
+        function, flow, values, factors, line_of, halving, guard_targets
     )
+    guard_targets = [
+        replace(guard, enclosing=_derived_around(flow, guard.branch, loop_factor, trips))
+        for guard in guard_targets
+    ]
     keys = _block_keys(flow, loop_factor, region_guards)
-    return _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
-                    line_of, function_names, scan.notable)  # fmt: skip
+    summary = _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
+                       line_of, function_names, scan.notable)  # fmt: skip
+    control = control_slice(function, flow, scan, kernel_params, loop_targets, guard_targets)
+    return replace(summary, control=control) if control is not None else summary
+
+
+def _derived_around(flow: ControlFlow, block: int, loop_factor: dict[int, int],
+                    trips: dict[int, TripCount]) -> tuple[int, ...]:  # fmt: skip
+    """Factors of the loops around a block (itself excluded when it is a header) whose trip
+    counts the symbolic analysis derived."""
+    return tuple(
+        loop_factor[index]
+        for index in flow.loops_of(block)
+        if flow.loops[index].header != block and not trips[index].assumed
+    )
 
 
 def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, ...]:
@@ -145,9 +169,12 @@ def _guards(
     factors: list[Factor],
     line_of: LineOf,
     halving: Callable[[str], tuple[ex.Expr, ex.Expr] | None],
+    unknown: list[GuardTarget],
 ) -> tuple[dict[int, list[int]], set[int], list[int]]:
     """Guard factors by the block that starts their region; blocks ending in a lane-divergent
-    branch; lines of branches whose condition is unknown (both paths counted in full)."""
+    branch; lines of branches whose condition is unknown (both paths counted in full). An
+    unknown branch still gets a guard factor per region, worth 1 (an assumption), listed in
+    `unknown` so that a launch can interpret it."""
     region_guards: dict[int, list[int]] = {}
     divergent: set[int] = set()
     unknown_lines: list[int] = []
@@ -172,15 +199,21 @@ def _guards(
         target = flow.branch_targets[block]
         condition = values.condition(predicate, block, len(instructions) - 1)
         lines = _branch_lines(function, block, line_of)
-        if condition is None:
-            unknown_lines.extend(lines)
-            continue
-        taken: Condition = negate(condition) if branch.guard.negated else condition
+        taken = None
+        if condition is not None:
+            taken = negate(condition) if branch.guard.negated else condition
         for successor in regions:
-            holds = taken if successor == target else negate(taken)
-            share = fraction(holds, halving)
+            holds = None if taken is None else taken if successor == target else negate(taken)
+            share = None if holds is None else fraction(holds, halving)
             if share is None:
                 unknown_lines.extend(lines)
+                unknown.append(GuardTarget(len(factors), block, successor))
+                region_guards.setdefault(successor, []).append(len(factors))
+                factors.append(Factor(
+                    "guard", ex.ONE, 1.0, True,
+                    f"threads reaching line(s) {_text(lines)}: condition not followed, all",
+                    lines, function.name, divergent=block in divergent,
+                ))  # fmt: skip
                 continue
             if isinstance(share, ex.Const) and share.value == 1.0:
                 continue

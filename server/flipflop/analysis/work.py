@@ -59,6 +59,9 @@ class ThreadWork:
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
+    # What this launch's counts still assume (unknown loop trips, branches, lane patterns):
+    # the kernel's assumptions less those that interpreting its control flow resolved.
+    assumptions: tuple[str, ...] = ()
 
     @property
     def flops(self) -> float:
