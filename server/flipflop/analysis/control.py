@@ -196,7 +196,8 @@ def control_slice(
     loops: list[LoopTarget],
     guards: list[GuardTarget],
 ) -> ControlSlice | None:
-    """The slice that decides the targets, or None when none of them can be interpreted."""
+    """The slice that decides the targets (None when there are none; without any program
+    when none of them can be interpreted, with the reasons)."""
     if not loops and not guards:
         return None
     builder = _Builder(function, flow, scan, kernel_params)
@@ -215,8 +216,8 @@ def control_slice(
             excluded.append((guard.factor, "the branch depends on values loaded from memory"))
         else:
             kept_guards.append(guard)
-    if not kept_loops and not kept_guards:
-        return None
+    if not kept_loops and not kept_guards:  # nothing to run: only the reasons are kept
+        return ControlSlice(function.name, (), (), 0, 0, (), (), (), (), tuple(excluded))
     return builder.build(kept_loops, kept_guards, opaque, tuple(excluded))
 
 

@@ -391,8 +391,8 @@ def _note_assumptions(summary: FunctionSummary, offset: int,
                 f"loop at line(s) {_text(factor.lines)} in {summary.name}: trip count unknown "
                 f"({factor.description}), assumed {DEFAULT_TRIP_COUNT:g}", (offset + index,)
             ))  # fmt: skip
-        elif factor.kind == "guard" and factor.assumed:
-            unknown.append(offset + index)
+        elif factor.kind == "guard" and factor.assumed and not factor.exit_of_loop:
+            unknown.append(offset + index)  # an exit's guard is part of its loop's assumption
     if summary.unknown_branch_lines:
         text = _unknown_branches_text(summary.name, summary.unknown_branch_lines)
         assumptions.append((text, tuple(unknown)))

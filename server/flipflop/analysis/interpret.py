@@ -60,6 +60,8 @@ def interpret(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float
     """The slice's targets for a launch, cached on the slice by what they depend on.
     `values` are the kernel's factors from their expressions: when the derived loops around
     a target alone reach it more often than the step budget allows, nothing is run."""
+    if not control.targets:
+        return Interpretation((), (), 0, 0, 0)
     too_long = control.entries_at_least(values) > MAX_STEPS
     key = (_memo_key(control, shape, env), too_long)
     entries = control.memo.entries

@@ -53,6 +53,7 @@ class Factor:
     lines: tuple[int, ...]
     function: str
     divergent: bool = False  # guards: the condition differs between lanes of a warp
+    exit_of_loop: bool = False  # guards: the rest of an iteration after an exit in the middle
     depth: int = 0  # loops: nesting depth
     parent: int | None = None  # loops: the enclosing loop's factor
 
@@ -120,8 +121,9 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
         return None if start is None or trip.assumed else (start, trip.expression)
 
     guard_targets: list[GuardTarget] = []
+    assumed_loops = frozenset(index for index, count in trips.items() if count.assumed)
     region_guards, divergent_blocks, unknown_lines = _guards(
-        function, flow, values, factors, line_of, halving, guard_targets
+        function, flow, values, factors, line_of, halving, guard_targets, assumed_loops
     )
     guard_targets = [
         replace(guard, enclosing=_derived_around(flow, guard.branch, loop_factor, trips))
@@ -170,11 +172,13 @@ def _guards(
     line_of: LineOf,
     halving: Callable[[str], tuple[ex.Expr, ex.Expr] | None],
     unknown: list[GuardTarget],
+    assumed_loops: frozenset[int],
 ) -> tuple[dict[int, list[int]], set[int], list[int]]:
     """Guard factors by the block that starts their region; blocks ending in a lane-divergent
     branch; lines of branches whose condition is unknown (both paths counted in full). An
     unknown branch still gets a guard factor per region, worth 1 (an assumption), listed in
-    `unknown` so that a launch can interpret it."""
+    `unknown` so that a launch can interpret it; so does the rest of an iteration after an
+    exit from the middle of an assumed loop (unrolled copies of a loop test each copy)."""
     region_guards: dict[int, list[int]] = {}
     divergent: set[int] = set()
     unknown_lines: list[int] = []
@@ -192,6 +196,16 @@ def _guards(
         if len(successors) != 2:
             continue
         if flow.innermost_loop[block] is not None and _leaves_a_loop(flow, block, successors):
+            stay = _continuation(flow, block, successors, assumed_loops)
+            if stay is not None:
+                lines = _branch_lines(function, block, line_of)
+                unknown.append(GuardTarget(len(factors), block, stay))
+                region_guards.setdefault(stay, []).append(len(factors))
+                factors.append(Factor(
+                    "guard", ex.ONE, 1.0, True,
+                    f"iterations going on past the exit at line(s) {_text(lines)}: all",
+                    lines, function.name, divergent=block in divergent, exit_of_loop=True,
+                ))  # fmt: skip
             continue
         regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
         if not regions:
@@ -223,6 +237,20 @@ def _guards(
                 lines, function.name, divergent=block in divergent,
             ))  # fmt: skip
     return region_guards, divergent, sorted(set(unknown_lines))
+
+
+def _continuation(flow: ControlFlow, block: int, successors: tuple[int, ...],
+                  assumed_loops: frozenset[int]) -> int | None:  # fmt: skip
+    """The block an iteration of an assumed innermost loop goes on to when `block` exits the
+    loop from the middle of its body (not towards its header)."""
+    innermost = flow.innermost_loop[block]
+    if innermost is None or innermost not in assumed_loops:
+        return None
+    loop = flow.loops[innermost]
+    inside = [s for s in successors if s in loop.body]
+    if len(inside) != 1 or inside[0] == loop.header or len(flow.predecessors[inside[0]]) != 1:
+        return None
+    return inside[0]
 
 
 def _leaves_a_loop(flow: ControlFlow, block: int, successors: tuple[int, ...]) -> bool:
