@@ -20,7 +20,14 @@ from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
 from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
 from flipflop.analysis.scan import scan_function
-from flipflop.analysis.summary import CallSite, Factor, FunctionSummary, Key, summarize
+from flipflop.analysis.summary import (
+    MAX_INTERPRETED_BRANCHES,
+    CallSite,
+    Factor,
+    FunctionSummary,
+    Key,
+    summarize,
+)
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.ir import Function, Instruction, Module, SourceLoc
@@ -331,7 +338,11 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             return tuple(sorted(prefix + tuple(offset + i for i in key)))
 
         for key, counts in summary.groups:
-            target = groups.setdefault(shift(key), [0.0] * oc.VECTOR_LENGTH)
+            shifted = shift(key)
+            target = groups.get(shifted)
+            if target is None:
+                groups[shifted] = list(counts)
+                continue
             for position, amount in enumerate(counts):
                 target[position] += amount
         sites.extend(replace(site, key=shift(site.key)) for site in summary.sites)
@@ -393,9 +404,17 @@ def _note_assumptions(summary: FunctionSummary, offset: int,
             ))  # fmt: skip
         elif factor.kind == "guard" and factor.assumed and not factor.exit_of_loop:
             unknown.append(offset + index)  # an exit's guard is part of its loop's assumption
-    if summary.unknown_branch_lines:
-        text = _unknown_branches_text(summary.name, summary.unknown_branch_lines)
-        assumptions.append((text, tuple(unknown)))
+    if unknown:  # branches a launch may interpret
+        lines = tuple(sorted({line for i in unknown for line in summary.factors[i - offset].lines}))
+        assumptions.append((_unknown_branches_text(summary.name, lines), tuple(unknown)))
+    if summary.unknown_branch_lines:  # on values loaded from memory: always both paths
+        assumptions.append((_unknown_branches_text(summary.name, summary.unknown_branch_lines), ()))
+    if summary.uninterpreted_branch_lines:
+        assumptions.append((
+            _unknown_branches_text(summary.name, summary.uninterpreted_branch_lines)
+            + f" (more than {MAX_INTERPRETED_BRANCHES} such branches in one function are not "
+            "interpreted per launch)", ()
+        ))  # fmt: skip
     if summary.irreducible:
         assumptions.append((
             f"{summary.name} has irreducible control flow: its cycles are not counted as loops", ()
@@ -546,13 +565,24 @@ def _depends_on_block(features: KernelFeatures) -> bool:
     """Whether a block's total work changes with its size (it does unless more threads only
     split a fixed amount of work: block- or grid-stride loops over a fixed range)."""
     params = {name: _PROBE_PARAMETER for name in features.parameter_names}
+    # From the expressions alone: interpreting control slices is left to real launches, and a
+    # guard still assumed is worth 1, so groups that differ only in those add up first.
+    factors = features.factors
+    instructions: dict[tuple[int, ...], float] = {}
+    for group in features.groups:
+        key = tuple(
+            i for i in group.loops + group.guards
+            if factors[i].kind == "loop" or not factors[i].assumed
+        )  # fmt: skip
+        instructions[key] = instructions.get(key, 0.0) + group.counts[oc.INSTRUCTIONS]
     totals = []
     for threads in (128, 256):
         shape = LaunchShape(block=(threads, 1, 1), grid=(64, 1, 1))
         env = features.environment(shape, params)
-        # From the expressions alone: interpreting control slices is left to real launches.
-        symbolic = [factor.value(env)[0] for factor in features.factors]
-        per_thread = features._counts(symbolic)["instructions"]
+        symbolic = [factor.value(env)[0] for factor in factors]
+        per_thread = sum(
+            math.prod(symbolic[i] for i in key) * count for key, count in instructions.items()
+        )
         totals.append(per_thread * threads)
     return not math.isclose(totals[0], totals[1], rel_tol=0.02)
 

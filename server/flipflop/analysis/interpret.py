@@ -2,11 +2,12 @@
 
 The slice (`flipflop.analysis.control`) runs for a sample of threads at once, one numpy lane
 per thread: every thread of the block when the block is small, otherwise one thread drawn at
-random (with a fixed seed) from each of equal strata of the block's linear thread index; and
-a few blocks along each grid axis the slice reads `%ctaid` of (the first, the middle and the
-last, the middle standing for all the inner ones, so that boundary guards weigh what they
-should). Threads at the same block run together; the block with the lowest schedule position
-runs next, so threads that leave a loop early wait at its exit for the others.
+random (with a fixed seed) from each of equal strata of the block's linear thread index; and,
+along each grid axis the slice reads `%ctaid` of, every block of a small grid, otherwise the
+first, the last (where boundary guards differ) and the middle block of each of equal strata
+between them, standing for its stratum. Threads at the same block run together; the block
+with the lowest schedule position runs next, so threads that leave a loop early wait at its
+exit for the others.
 
 From the weighted counts of block visits and edges:
 - an assumed loop's trips per entry = visits of its header / entries from outside its body;
@@ -21,11 +22,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 
-from flipflop.analysis.control import BlockProgram, Constant, ControlSlice, Op, Source
+from flipflop.analysis.control import ControlSlice
+from flipflop.analysis.slice_program import (
+    BlockProgram,
+    Constant,
+    Op,
+    SliceProgram,
+    Source,
+    compile_slice,
+)
 from flipflop.launch import LaunchShape
 
 MAX_LANES = 4096
@@ -84,10 +94,7 @@ def _memo_key(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float
     if control.reads("special", ("ctaid.x", "ctaid.y", "ctaid.z", "nctaid.x", "nctaid.y",
                                  "nctaid.z")):  # fmt: skip
         grid = shape.grid
-    params = tuple(
-        env.get(item.name) for item in control.inputs if item.kind in ("param", "pointer")
-    )
-    return shape.block, grid, params
+    return shape.block, grid, tuple(env.get(name) for name in control.params)
 
 
 # --------------------------------------------------------------------------- running
@@ -95,9 +102,10 @@ def _memo_key(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float
 
 def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) -> Interpretation:
     every = tuple(range(control.targets))
-    for item in control.inputs:
-        if item.kind == "param" and item.name not in env:
-            return _failed(control, every, f"needs the value of parameter {item.name}")
+    for name in control.params:
+        if name not in env and name not in control.pointer_params:
+            return _failed(control, every, f"needs the value of parameter {name}")
+    program, closures = _compiled(control)
     blocks, block_weights = _block_sample(control, shape.grid)
     threads, thread_weights = _thread_sample(shape.block, max(64, MAX_LANES // len(block_weights)))
     lanes = len(thread_weights) * len(block_weights)
@@ -114,30 +122,33 @@ def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) ->
         "nctaid.x": shape.grid[0], "nctaid.y": shape.grid[1], "nctaid.z": shape.grid[2],
         "laneid": (tid[0] + bx * (tid[1] + by * tid[2])) % 32,
     }  # fmt: skip
-    # One row per lane: gathering and scattering the lanes of a group copies whole rows.
-    state = np.zeros((lanes, max(control.slots, 1)), dtype=np.int64)
+    # One array over the lanes per slot; slots never written share one array of zeros.
+    zeros = np.zeros(lanes, dtype=np.int64)
+    state: list[Array] = [zeros] * program.slots
     pointers = symbols = 0
-    for item in control.inputs:
+    for item in program.inputs:
         if item.kind == "special":
-            state[:, item.slot] = launch[item.name]
+            state[item.slot] = np.broadcast_to(launch[item.name], (lanes,)).astype(np.int64)
         elif item.kind == "symbol":
             symbols += 1
-            state[:, item.slot] = symbols * _SYMBOL_SPACING
+            state[item.slot] = np.full(lanes, symbols * _SYMBOL_SPACING, dtype=np.int64)
         elif item.name in env:
-            state[:, item.slot] = _to_int64(env[item.name])
+            state[item.slot] = np.full(lanes, _to_int64(env[item.name]), dtype=np.int64)
         else:  # a pointer parameter the launch did not give
             pointers += 1
-            state[:, item.slot] = pointers * _POINTER_SPACING
-    return _execute(control, state, weight, len(thread_weights), len(block_weights))
+            state[item.slot] = np.full(lanes, pointers * _POINTER_SPACING, dtype=np.int64)
+    samples = (len(thread_weights), len(block_weights))
+    return _execute(control, program, closures, state, zeros, weight, samples)
 
 
-def _execute(control: ControlSlice, state: Array, weight: Array, threads: int,
-             blocks: int) -> Interpretation:  # fmt: skip
+def _execute(control: ControlSlice, program: SliceProgram, closures: list[list[Program]],
+             state: list[Array], zeros: Array, weight: Array,
+             samples: tuple[int, int]) -> Interpretation:  # fmt: skip
     """Runs the lanes to the end. Tallies, by the weights of the lanes: block visits of the
     loop headers and guarded branches, and the edges into a loop from outside its body and
     into a guard's region."""
-    programs = _programs(control)
     order = control.order
+    programs = program.blocks
     block_at = {position: block for block, position in enumerate(order) if position >= 0}
     loop_count = len(control.loops)
     tallies = [0.0] * (2 * loop_count + 2 * len(control.guards))
@@ -147,10 +158,10 @@ def _execute(control: ControlSlice, state: Array, weight: Array, threads: int,
     edge_tally: dict[tuple[int, int], int] = {}
     for index, loop in enumerate(control.loops):
         for block in range(len(order)):
-            program = control.blocks[block]
-            if block in loop.body or program is None:
+            code = programs[block]
+            if block in loop.body or code is None:
                 continue
-            for target in (program.end.taken, program.end.fallthrough):
+            for target in (code.end.taken, code.end.fallthrough):
                 if target == loop.header:
                     edge_tally[(block, target)] = 2 * index + 1
     for index, guard in enumerate(control.guards):
@@ -179,31 +190,36 @@ def _execute(control: ControlSlice, state: Array, weight: Array, threads: int,
                 failed_bits |= control.reach[block_at[stuck]]
             break
         steps += 1
-        program = control.blocks[block]
-        assert program is not None
-        registers = None
-        if program.ops:
-            if lanes.size == everyone:  # all lanes together: no copies
-                registers = state.T
-                for op in programs[block]:
-                    op(registers)
+        code = programs[block]
+        assert code is not None
+        columns = code.columns
+        together = lanes.size == everyone
+        if together:  # all lanes at this block: the slots' own arrays, no copies
+            registers = [state[column] for column in columns]
+        else:
+            registers = [state[column][lanes] for column in columns]
+        for op in closures[block]:
+            op(registers)
+        for local in code.written:
+            column = columns[local]
+            value = registers[local]
+            if together:
+                state[column] = (
+                    np.broadcast_to(value, zeros.shape) if np.ndim(value) == 0 else value
+                )
             else:
-                group = state[lanes]
-                registers = group.T
-                for op in programs[block]:
-                    op(registers)
-                state[lanes] = group
+                # A fresh array: slots may share one (a `mov`), so none is changed in place.
+                updated = state[column].copy()
+                updated[lanes] = value
+                state[column] = updated
         counted = visit_tally.get(block)
         if counted is not None:
             arrived = float(weight[lanes].sum())
             for tally in counted:
                 tallies[tally] += arrived
-        end = program.end
+        end = code.end
         if end.kind == "branch":
-            if registers is None:
-                taken = state[lanes, end.predicate] != 0
-            else:
-                taken = registers[end.predicate] != 0
+            taken = registers[end.predicate] != 0
             if end.negated:
                 taken = ~taken
             pc[lanes] = np.where(taken, position(end.taken), position(end.fallthrough))
@@ -221,7 +237,7 @@ def _execute(control: ControlSlice, state: Array, weight: Array, threads: int,
             if end.kind == "opaque":
                 failed_bits |= control.reach[block]
             pc[lanes] = _DEAD
-    return _results(control, tallies, failed_bits, threads, blocks, steps)
+    return _results(control, tallies, failed_bits, *samples, steps)
 
 
 def _results(control: ControlSlice, tallies: list[float], failed_bits: int, threads: int,
@@ -288,16 +304,29 @@ def _thread_sample(block: tuple[int, int, int], most: int) -> tuple[list[Array],
     return [linear % bx, (linear // bx) % by, linear // (bx * by)], weights
 
 
+_BLOCKS_PER_AXIS = (1, 16, 6, 3)  # by how many grid axes the slice reads %ctaid of
+
+
+def _axis_sample(size: int, count: int) -> list[tuple[int, float]]:
+    """Block indices along one grid axis with how many blocks each stands for: every block of
+    a small grid; otherwise the first and the last (where boundary guards differ) and the
+    middle of each of `count - 2` equal strata of the blocks between them."""
+    if size <= count:
+        return [(index, 1.0) for index in range(size)]
+    inner = count - 2
+    edges = [1 + (size - 2) * stratum // inner for stratum in range(inner + 1)]
+    middle = [((low + high - 1) // 2, float(high - low)) for low, high in pairwise(edges)]
+    return [(0, 1.0), *middle, (size - 1, 1.0)]
+
+
 def _block_sample(control: ControlSlice, grid: tuple[int, int, int]) -> tuple[list[Array], Array]:
     """Block indices of the sampled blocks and how many blocks each stands for."""
+    read = [control.reads("special", (f"ctaid.{dim}",)) and size > 1 for dim, size in
+            zip("xyz", grid, strict=True)]  # fmt: skip
+    per_axis = _BLOCKS_PER_AXIS[sum(read)]
     axes: list[list[tuple[int, float]]] = []
-    for dim, size in zip("xyz", grid, strict=True):
-        if not control.reads("special", (f"ctaid.{dim}",)) or size <= 1:
-            axes.append([(0, float(max(size, 1)))])
-        elif size <= 3:
-            axes.append([(i, 1.0) for i in range(size)])
-        else:
-            axes.append([(0, 1.0), (size // 2, float(size - 2)), (size - 1, 1.0)])
+    for size, sampled in zip(grid, read, strict=True):
+        axes.append(_axis_sample(size, per_axis) if sampled else [(0, float(max(size, 1)))])
     positions: list[list[int]] = [[], [], []]
     weights: list[float] = []
     for x, wx in axes[0]:
@@ -312,14 +341,15 @@ def _block_sample(control: ControlSlice, grid: tuple[int, int, int]) -> tuple[li
 # --------------------------------------------------------------------------- compiling ops
 
 
-def _programs(control: ControlSlice) -> list[list[Program]]:
-    """Each block's ops as Python closures over numpy, built once per slice."""
-    known = control.memo.entries.get("programs")
-    if isinstance(known, list):
+def _compiled(control: ControlSlice) -> tuple[SliceProgram, list[list[Program]]]:
+    """The slice's program, and each block's ops as Python closures over numpy: built on the
+    first run, kept with the slice."""
+    known = control.memo.program
+    if isinstance(known, tuple):
         return known
-    compiled = [_compile_block(program) for program in control.blocks]
-    control.memo.entries["programs"] = compiled
-    control.memo.entries.move_to_end("programs", last=False)  # never the one evicted
+    program = compile_slice(control)
+    compiled = (program, [_compile_block(block) for block in program.blocks])
+    control.memo.program = compiled
     return compiled
 
 

@@ -30,7 +30,7 @@ from flipflop.analysis.memory import (
     address_operand,
     memory_space,
 )
-from flipflop.analysis.poly import LANE
+from flipflop.analysis.poly import DATA, LANE
 from flipflop.analysis.scan import FunctionScan, scan_function
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
 from flipflop.analysis.work import MemorySpace
@@ -84,6 +84,9 @@ class FunctionSummary:
     uses_tid: frozenset[str]  # "x", "y", "z"
     irreducible: bool
     control: ControlSlice | None = None  # for interpreting the assumed factors per launch
+    # Unknown branches left out of interpretation (`MAX_INTERPRETED_BRANCHES`); those that
+    # can be interpreted are the assumed guard factors, `unknown_branch_lines` the others.
+    uninterpreted_branch_lines: tuple[int, ...] = ()
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
@@ -122,18 +125,19 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
 
     guard_targets: list[GuardTarget] = []
     assumed_loops = frozenset(index for index, count in trips.items() if count.assumed)
-    region_guards, divergent_blocks, unknown_lines = _guards(
+    region_guards, divergent_blocks, in_data, left_out = _guards(
         function, flow, values, factors, line_of, halving, guard_targets, assumed_loops
     )
-    guard_targets = [
-        replace(guard, enclosing=_derived_around(flow, guard.branch, loop_factor, trips))
-        for guard in guard_targets
-    ]
+    if flow.loops:
+        guard_targets = [
+            replace(guard, enclosing=_derived_around(flow, guard.branch, loop_factor, trips))
+            for guard in guard_targets
+        ]
     keys = _block_keys(flow, loop_factor, region_guards)
-    summary = _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
+    summary = _collect(function, flow, values, factors, keys, divergent_blocks, in_data,
                        line_of, function_names, scan.notable)  # fmt: skip
     control = control_slice(function, flow, scan, kernel_params, loop_targets, guard_targets)
-    return replace(summary, control=control) if control is not None else summary
+    return replace(summary, control=control, uninterpreted_branch_lines=tuple(left_out))
 
 
 def _derived_around(flow: ControlFlow, block: int, loop_factor: dict[int, int],
@@ -164,6 +168,14 @@ def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, .
     return tuple(sorted(set(lines)))
 
 
+MAX_INTERPRETED_BRANCHES = 64
+"""Unknown branches a function may have for them to get factors of their own, interpreted per
+launch. Past this (fully unrolled code with a test in every copy) each branch guards little,
+and a factor each would make every extraction and evaluation pay for hundreds of groups: they
+all stay counted down both paths, as an assumption. Our choice: the measured Kernel Tuner
+search spaces (DESIGN.md §4) have at most 11 per kernel."""
+
+
 def _guards(
     function: Function,
     flow: ControlFlow,
@@ -173,15 +185,18 @@ def _guards(
     halving: Callable[[str], tuple[ex.Expr, ex.Expr] | None],
     unknown: list[GuardTarget],
     assumed_loops: frozenset[int],
-) -> tuple[dict[int, list[int]], set[int], list[int]]:
+) -> tuple[dict[int, list[int]], set[int], list[int], list[int]]:
     """Guard factors by the block that starts their region; blocks ending in a lane-divergent
-    branch; lines of branches whose condition is unknown (both paths counted in full). An
-    unknown branch still gets a guard factor per region, worth 1 (an assumption), listed in
-    `unknown` so that a launch can interpret it; so does the rest of an iteration after an
+    branch; lines of the branches whose condition is unknown (both paths counted in full) and
+    that depend on memory; lines of those left out of interpretation. An unknown branch that
+    does not depend on memory gets a guard factor per region, worth 1 (an assumption), listed
+    in `unknown` so that a launch can interpret it; so does the rest of an iteration after an
     exit from the middle of an assumed loop (unrolled copies of a loop test each copy)."""
     region_guards: dict[int, list[int]] = {}
     divergent: set[int] = set()
-    unknown_lines: list[int] = []
+    # (block, region, lines, whether an exit's continuation) of the interpretable ones
+    candidates: list[tuple[int, int, tuple[int, ...], bool]] = []
+    in_data: list[int] = []  # lines of unknown branches on values loaded from memory
     for block in flow.reachable_order:
         instructions = function.blocks[block].instructions
         if not instructions:
@@ -190,22 +205,16 @@ def _guards(
         if branch.opcode != "bra" or branch.guard is None or "uni" in branch.modifiers:
             continue
         predicate = branch.guard.predicate
-        if values.predicate_taint(predicate, block, len(instructions) - 1) & LANE:
+        taint = values.predicate_taint(predicate, block, len(instructions) - 1)
+        if taint & LANE:
             divergent.add(block)
         successors = flow.successors[block]
         if len(successors) != 2:
             continue
         if flow.innermost_loop[block] is not None and _leaves_a_loop(flow, block, successors):
             stay = _continuation(flow, block, successors, assumed_loops)
-            if stay is not None:
-                lines = _branch_lines(function, block, line_of)
-                unknown.append(GuardTarget(len(factors), block, stay))
-                region_guards.setdefault(stay, []).append(len(factors))
-                factors.append(Factor(
-                    "guard", ex.ONE, 1.0, True,
-                    f"iterations going on past the exit at line(s) {_text(lines)}: all",
-                    lines, function.name, divergent=block in divergent, exit_of_loop=True,
-                ))  # fmt: skip
+            if stay is not None and not taint & DATA:
+                candidates.append((block, stay, _branch_lines(function, block, line_of), True))
             continue
         regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
         if not regions:
@@ -220,14 +229,10 @@ def _guards(
             holds = None if taken is None else taken if successor == target else negate(taken)
             share = None if holds is None else fraction(holds, halving)
             if share is None:
-                unknown_lines.extend(lines)
-                unknown.append(GuardTarget(len(factors), block, successor))
-                region_guards.setdefault(successor, []).append(len(factors))
-                factors.append(Factor(
-                    "guard", ex.ONE, 1.0, True,
-                    f"threads reaching line(s) {_text(lines)}: condition not followed, all",
-                    lines, function.name, divergent=block in divergent,
-                ))  # fmt: skip
+                if taint & DATA:
+                    in_data.extend(lines)
+                else:
+                    candidates.append((block, successor, lines, False))
                 continue
             if isinstance(share, ex.Const) and share.value == 1.0:
                 continue
@@ -236,7 +241,23 @@ def _guards(
                 "guard", share, 1.0, False, f"threads reaching line(s) {_text(lines)}: {share}",
                 lines, function.name, divergent=block in divergent,
             ))  # fmt: skip
-    return region_guards, divergent, sorted(set(unknown_lines))
+    left_out: list[int] = []
+    if len(candidates) > MAX_INTERPRETED_BRANCHES:
+        left_out = [line for _, _, lines, exit_of_loop in candidates if not exit_of_loop
+                    for line in lines]  # fmt: skip
+        candidates = []
+    for block, region, lines, exit_of_loop in candidates:
+        unknown.append(GuardTarget(len(factors), block, region))
+        region_guards.setdefault(region, []).append(len(factors))
+        if exit_of_loop:
+            description = f"iterations going on past the exit at line(s) {_text(lines)}: all"
+        else:
+            description = f"threads reaching line(s) {_text(lines)}: condition not followed, all"
+        factors.append(Factor(
+            "guard", ex.ONE, 1.0, True, description, lines, function.name,
+            divergent=block in divergent, exit_of_loop=exit_of_loop,
+        ))  # fmt: skip
+    return region_guards, divergent, sorted(set(in_data)), sorted(set(left_out))
 
 
 def _continuation(flow: ControlFlow, block: int, successors: tuple[int, ...],
@@ -355,13 +376,17 @@ def _collect(
             if branch_line is not None:
                 divergence_lines.add(branch_line)
     groups: dict[Key, tuple[float, ...]] = {}
+    classes: dict[str, list[tuple[int, float]]] = {}  # spelling -> its nonzero counts
     for key, blocks_of_key in grouped_instructions.items():
         counter = Counter(map(full_opcode, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
         for spelling, count in counter.items():
-            for position, amount in enumerate(oc.classify(*split_opcode(spelling))):
-                if amount:
-                    totals[position] += amount * count
+            nonzero = classes.get(spelling)
+            if nonzero is None:
+                classified = oc.classify(*split_opcode(spelling))
+                nonzero = classes[spelling] = [(i, a) for i, a in enumerate(classified) if a]
+            for position, amount in nonzero:
+                totals[position] += amount * count
         groups[key] = tuple(totals)
     return FunctionSummary(
         name=function.name,
