@@ -17,11 +17,15 @@ from statistics import mean
 import pytest
 
 from cuda_toolchain import nvcc_for_tests
+from flipflop.advice.drivers import energy_drivers
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.expr import mean_ceil
 from flipflop.analysis.interpret import interpret
+from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
+from flipflop.model import predict
 from flipflop.ptx import parse_ptx
+from flipflop.resources import Resources
 
 KERNELS = Path(__file__).parent / "control_kernels"
 NVCC = nvcc_for_tests()
@@ -202,6 +206,28 @@ def test_data_dependent_loop_stays_assumed(folder: Path) -> None:
     assert report["loops"][0]["assumed"] and report["loops"][0]["derivation"] == "assumed"
 
 
+def test_drivers_say_when_their_counts_rest_on_an_assumed_loop(folder: Path) -> None:
+    walk = compile_kernel(folder, "control_patterns", "follow_links")
+    shape = LaunchShape((256, 1, 1), (64, 1, 1))
+    work = walk.work(shape, by_position(walk, {2: 256 * 64}))
+    loop_lines = next(f.lines for f in walk.factors if f.kind == "loop")
+    walked = [s for s in work.sites if line_of("control_patterns", "walk") in s.lines]
+    assert walked and all(s.counted_with_assumed == loop_lines for s in walked)
+    profile = load_profile("rtx3090")
+    prediction = predict(profile, Resources(registers=32), work, shape)
+    traffic = next(d for d in energy_drivers(profile, Resources(registers=32), work, prediction)
+                   if d.kind == "memory_traffic")  # fmt: skip
+    assert "counts assume the loop or branch at line" in traffic.message
+    # Interpreted counts are not assumptions: the tiled fill's drivers say nothing of the kind.
+    fill = compile_kernel(folder, "tiled_fill", "tiled_fill")
+    fill_shape = LaunchShape((32, 8, 1), (128, 512, 1))
+    fill_work = fill.work(fill_shape, {})
+    assert all(not s.counted_with_assumed for s in fill_work.sites)
+    fill_prediction = predict(profile, Resources(registers=32), fill_work, fill_shape)
+    drivers = energy_drivers(profile, Resources(registers=32), fill_work, fill_prediction)
+    assert drivers and not any("counts assume" in d.message for d in drivers)
+
+
 def test_missing_parameter_keeps_the_assumption_and_says_which(folder: Path) -> None:
     features = compile_kernel(folder, "control_patterns", "unrolled_rows")
     work = features.work(LaunchShape((256, 1, 1), (100, 1, 1)), {})
@@ -221,6 +247,21 @@ def test_interpretation_is_cached_per_block_and_reused_across_grids(folder: Path
     again = interpret(control, LaunchShape((32, 8, 1), (7, 9, 1)), {}, values)
     other = interpret(control, LaunchShape((64, 4, 1), (128, 512, 1)), {}, values)
     assert again is first and other is not first
+
+
+def test_a_sweep_of_block_shapes_counts_what_single_launches_count(folder: Path) -> None:
+    defines = {"block_size_x": 32, "block_size_y": 4, "tile_size_x": 4, "tile_size_y": 2}
+    shapes = [(32, 4, 1), (64, 2, 1), (16, 16, 1), (256, 1, 1), (8, 8, 8), (1024, 1, 1)]
+    sweeping = compile_kernel(folder, "tiled_fill", "tiled_fill", defines)
+    for block in shapes:
+        shape = LaunchShape(block, (64, 64, 1))
+        alone = compile_kernel(folder, "tiled_fill", "tiled_fill", defines)  # fresh: one run
+        assert sweeping.factor_values(shape, {}).values == pytest.approx(
+            alone.factor_values(shape, {}).values
+        )
+    # Past the first shape the counts came from one run over every thread index.
+    (control,) = sweeping.controls
+    assert any(isinstance(key, tuple) and key[0] == "sweep" for key in control.memo.entries)
 
 
 def test_features_survive_pickling_with_their_slices(folder: Path) -> None:

@@ -144,8 +144,9 @@ class KernelFeatures:
         env = self.environment(shape, params)
         launch = self.factor_values(shape, params)
         factor_values = launch.values
+        still_assumed = set(launch.still_assumed(self.factors))
         # A guard still assumed (worth 1) does not split the work into "guarded" and not.
-        assumed = {i for i in launch.still_assumed(self.factors) if self.factors[i].kind == "guard"}
+        assumed = {i for i in still_assumed if self.factors[i].kind == "guard"}
         totals = [0.0] * oc.VECTOR_LENGTH
         busiest: dict[tuple[int, ...], float] = {}
         for group in self.groups:
@@ -169,6 +170,11 @@ class KernelFeatures:
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             evaluated = evaluate_site(site, block, env)
             work = _site_work(site, evaluated, weight)
+            if still_assumed and not still_assumed.isdisjoint(site.key):
+                lines = {
+                    line for i in site.key if i in still_assumed for line in self.factors[i].lines
+                }
+                work = replace(work, counted_with_assumed=tuple(sorted(lines)))
             site_work.append(work)
             _accumulate(sums, site, work)
 

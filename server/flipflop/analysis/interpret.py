@@ -20,6 +20,7 @@ step budget runs out.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -45,10 +46,9 @@ MAX_STEPS = 4000
 """Block executions (of all the threads at that block together) before giving up: a few
 milliseconds of numpy calls; a loop whose trips run into the thousands for every thread is
 left to its assumed value rather than stalling an editor that evaluates ~80 shapes."""
-_MEMO_ENTRIES = 256
+_MEMO_ENTRIES = 4096  # a launch shape each: an LRU smaller than a sweep would miss on every shape
 _POINTER_SPACING = 1 << 40  # stand-in addresses: parameters far apart, never null
 _SYMBOL_SPACING = 1 << 24  # variables 16 MB apart, inside 32-bit shared-memory addresses
-_DEAD = np.iinfo(np.int64).max
 
 Array = Any  # numpy arrays of int64 (values) or bool (predicates); numpy's typing is partial here
 Program = Callable[[Array], None]
@@ -82,7 +82,7 @@ def interpret(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float
     if too_long:
         result = _failed(control, tuple(range(control.targets)), _why(MAX_STEPS))
     else:
-        result = _run(control, shape, env)
+        result = _from_sweep(control, shape, env) or _run(control, shape, env)
     entries[key] = result
     if len(entries) > _MEMO_ENTRIES:
         entries.popitem(last=False)
@@ -97,23 +97,114 @@ def _memo_key(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float
     return shape.block, grid, tuple(env.get(name) for name in control.params)
 
 
+# --------------------------------------------------------------------------- block sweeps
+
+_THREAD_INDICES = frozenset(("tid.x", "tid.y", "tid.z"))
+_MAX_SWEEP_LANES = 1 << 15
+
+
+@dataclass(frozen=True)
+class _Sweep:
+    """Every thread index a block of up to 1024 threads can have, run once, with each lane's
+    own tallies: when the slice reads no block size, grid or block index, a thread's path
+    depends only on its own index, so any block's counts are sums over its threads."""
+
+    index: tuple[Array | None, Array | None, Array | None]  # per axis read, the lanes' index
+    tallies: Array  # tallies x lanes
+    steps: int
+
+    def serve(self, control: ControlSlice, block: tuple[int, int, int]) -> Interpretation:
+        inside: Array = True
+        for index, extent in zip(self.index, block, strict=True):
+            if index is not None:
+                inside = inside & (index < extent)
+        sums = self.tallies @ np.asarray(inside, dtype=np.int64)
+        threads = block[0] * block[1] * block[2]
+        return _results(control, sums.tolist(), 0, threads, 1, self.steps)
+
+
+def _from_sweep(
+    control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]
+) -> Interpretation | None:
+    """The launch's counts from a sweep of every thread index, once a second block shape of
+    the same launch context asks (an editor evaluating ~80 shapes of one kernel); None when
+    the slice reads more than the thread index, or for the first shape."""
+    if not control.specials <= _THREAD_INDICES or _missing_parameter(control, env) is not None:
+        return None
+    context = ("sweep", tuple(env.get(name) for name in control.params))
+    entries = control.memo.entries
+    sweep = entries.get(context)
+    if sweep is None:
+        first = entries.setdefault(("first block", context), shape.block)
+        if first == shape.block:
+            return None
+        sweep = entries[context] = _sweep(control, env) or False
+    entries.move_to_end(context)
+    return sweep.serve(control, shape.block) if isinstance(sweep, _Sweep) else None
+
+
+def _sweep(control: ControlSlice, env: Mapping[str, float]) -> _Sweep | None:
+    read = [f"tid.{axis}" in control.specials for axis in "xyz"]
+    limits = (1024, 1024, 64)  # CUDA's per-dimension block limits; 1024 threads in all
+    points: list[tuple[int, int, int]] = [(0, 0, 0)]
+    for axis in range(3):
+        if not read[axis]:
+            continue
+        grown = []
+        for point in points:
+            room = 1024 // ((point[0] + 1) * (point[1] + 1) * (point[2] + 1))
+            for value in range(min(limits[axis], room)):
+                moved = list(point)
+                moved[axis] = value
+                grown.append((moved[0], moved[1], moved[2]))
+        points = grown
+        if len(points) > _MAX_SWEEP_LANES:
+            return None
+    coordinates = np.array(points, dtype=np.int64).T
+    program, closures = _compiled(control)
+    ctaid = [np.zeros(coordinates.shape[1], dtype=np.int64)] * 3
+    shape = LaunchShape((1, 1, 1), (1, 1, 1))  # the slice reads neither
+    state, zeros = _initial_state(program, shape, env, list(coordinates), ctaid)
+    tallies, failed_bits, steps = _execute(control, program, closures, state, zeros, None)
+    if failed_bits:
+        return None
+    index = tuple(coordinates[axis] if read[axis] else None for axis in range(3))
+    return _Sweep((index[0], index[1], index[2]), tallies, steps)
+
+
 # --------------------------------------------------------------------------- running
 
 
-def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) -> Interpretation:
-    every = tuple(range(control.targets))
+def _missing_parameter(control: ControlSlice, env: Mapping[str, float]) -> str | None:
     for name in control.params:
         if name not in env and name not in control.pointer_params:
-            return _failed(control, every, f"needs the value of parameter {name}")
+            return name
+    return None
+
+
+def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) -> Interpretation:
+    missing = _missing_parameter(control, env)
+    if missing is not None:
+        reason = f"needs the value of parameter {missing}"
+        return _failed(control, tuple(range(control.targets)), reason)
     program, closures = _compiled(control)
     blocks, block_weights = _block_sample(control, shape.grid)
     threads, thread_weights = _thread_sample(shape.block, max(64, MAX_LANES // len(block_weights)))
-    lanes = len(thread_weights) * len(block_weights)
     weight = np.repeat(block_weights, len(thread_weights)) * np.tile(
         thread_weights, len(block_weights)
     )
     tid = [np.tile(axis, len(block_weights)) for axis in threads]
     ctaid = [np.repeat(axis, len(thread_weights)) for axis in blocks]
+    state, zeros = _initial_state(program, shape, env, tid, ctaid)
+    tallies, failed_bits, steps = _execute(control, program, closures, state, zeros, weight)
+    return _results(control, tallies, failed_bits, len(thread_weights), len(block_weights), steps)
+
+
+def _initial_state(program: SliceProgram, shape: LaunchShape, env: Mapping[str, float],
+                   tid: list[Array], ctaid: list[Array]) -> tuple[list[Array], Array]:  # fmt: skip
+    """The register file over the lanes (one array per slot; slots never written share one
+    array of zeros), its inputs filled in."""
+    lanes = tid[0].size
     bx, by, bz = shape.block
     launch = {
         "tid.x": tid[0], "tid.y": tid[1], "tid.z": tid[2],
@@ -122,7 +213,6 @@ def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) ->
         "nctaid.x": shape.grid[0], "nctaid.y": shape.grid[1], "nctaid.z": shape.grid[2],
         "laneid": (tid[0] + bx * (tid[1] + by * tid[2])) % 32,
     }  # fmt: skip
-    # One array over the lanes per slot; slots never written share one array of zeros.
     zeros = np.zeros(lanes, dtype=np.int64)
     state: list[Array] = [zeros] * program.slots
     pointers = symbols = 0
@@ -137,16 +227,16 @@ def _run(control: ControlSlice, shape: LaunchShape, env: Mapping[str, float]) ->
         else:  # a pointer parameter the launch did not give
             pointers += 1
             state[item.slot] = np.full(lanes, pointers * _POINTER_SPACING, dtype=np.int64)
-    samples = (len(thread_weights), len(block_weights))
-    return _execute(control, program, closures, state, zeros, weight, samples)
+    return state, zeros
 
 
 def _execute(control: ControlSlice, program: SliceProgram, closures: list[list[Program]],
-             state: list[Array], zeros: Array, weight: Array,
-             samples: tuple[int, int]) -> Interpretation:  # fmt: skip
+             state: list[Array], zeros: Array, weight: Array | None,
+             ) -> tuple[Any, int, int]:  # fmt: skip
     """Runs the lanes to the end. Tallies, by the weights of the lanes: block visits of the
     loop headers and guarded branches, and the edges into a loop from outside its body and
-    into a guard's region."""
+    into a guard's region. Without weights, every lane's own tallies (a tallies × lanes array)
+    instead. Returns (tallies, bits of the targets left unresolved, steps)."""
     order = control.order
     programs = program.blocks
     block_at = {position: block for block, position in enumerate(order) if position >= 0}
@@ -167,80 +257,106 @@ def _execute(control: ControlSlice, program: SliceProgram, closures: list[list[P
     for index, guard in enumerate(control.guards):
         visit_tally.setdefault(guard.branch, []).append(2 * (loop_count + index))
         edge_tally[(guard.branch, guard.region)] = 2 * (loop_count + index) + 1
-    pc = np.full(weight.shape[0], order[control.entry], dtype=np.int64)
+    everyone = zeros.size
+    per_lane = np.zeros((len(tallies), everyone), dtype=np.int64) if weight is None else None
+    # With equal weights (every thread of one block, or of blocks no guard tells apart) a
+    # tally is a count of lanes: no sums over the weights.
+    uniform = None
+    if weight is not None and bool(np.all(weight == weight[0])):
+        uniform = float(weight[0])
+
+    def add(tally: int, lanes: Array) -> None:
+        if per_lane is not None:
+            per_lane[tally][lanes] += 1
+        elif uniform is not None:
+            tallies[tally] += lanes.size * uniform
+        else:
+            tallies[tally] += float(weight[lanes].sum())  # type: ignore[index]
+
     for index, loop in enumerate(control.loops):
         if loop.header == control.entry:
-            tallies[2 * index + 1] += float(weight.sum())  # entered at the very start
-    positions = [-1 if position < 0 else position for position in order]
+            add(2 * index + 1, np.arange(everyone))  # entered at the very start
 
-    def position(block: int) -> int:
-        return _DEAD if block < 0 or positions[block] < 0 else positions[block]
+    # Lanes waiting at each block, by its schedule position; the lowest position runs next,
+    # every lane waiting there at once.
+    every_lane = np.arange(everyone)
+    waiting: dict[int, list[Array]] = {order[control.entry]: [every_lane]}
+    queue = [order[control.entry]]
+
+    def send(block: int, lanes: Array) -> None:
+        position = order[block] if block >= 0 else -1
+        if position < 0 or lanes.size == 0:
+            return  # the thread is done, or cannot reach a target any more
+        group = waiting.get(position)
+        if group is None:
+            waiting[position] = [lanes]
+            heapq.heappush(queue, position)
+        else:
+            group.append(lanes)
 
     failed_bits = 0
     steps = 0
-    everyone = pc.size
-    while True:
-        current = int(pc.min())
-        if current == _DEAD:
-            break
+    while queue:
+        current = heapq.heappop(queue)
+        parts = waiting.pop(current)
         block = block_at[current]
-        lanes = np.flatnonzero(pc == current)
         if steps >= MAX_STEPS:
-            for stuck in np.unique(pc[pc != _DEAD]).tolist():
-                failed_bits |= control.reach[block_at[stuck]]
+            for position in (current, *queue):
+                failed_bits |= control.reach[block_at[position]]
             break
         steps += 1
+        lanes = parts[0] if len(parts) == 1 else np.concatenate(parts)
         code = programs[block]
         assert code is not None
         columns = code.columns
         together = lanes.size == everyone
         if together:  # all lanes at this block: the slots' own arrays, no copies
+            lanes = every_lane  # in lane order, as those arrays are
             registers = [state[column] for column in columns]
         else:
             registers = [state[column][lanes] for column in columns]
+        before = list(registers) if together else None
         for op in closures[block]:
             op(registers)
         for local in code.written:
             column = columns[local]
             value = registers[local]
-            if together:
-                state[column] = (
-                    np.broadcast_to(value, zeros.shape) if np.ndim(value) == 0 else value
-                )
+            if before is not None:
+                if np.ndim(value) == 0:
+                    value = np.full(everyone, value, dtype=np.int64)
+                elif any(value is held for held in before):
+                    value = value.copy()  # a copy of a register (`mov`): give it its own array
+                state[column] = value
             else:
-                # A fresh array: slots may share one (a `mov`), so none is changed in place.
-                updated = state[column].copy()
-                updated[lanes] = value
-                state[column] = updated
+                if state[column] is zeros:
+                    state[column] = zeros.copy()
+                state[column][lanes] = value
         counted = visit_tally.get(block)
         if counted is not None:
-            arrived = float(weight[lanes].sum())
             for tally in counted:
-                tallies[tally] += arrived
+                add(tally, lanes)
         end = code.end
         if end.kind == "branch":
             taken = registers[end.predicate] != 0
             if end.negated:
                 taken = ~taken
-            pc[lanes] = np.where(taken, position(end.taken), position(end.fallthrough))
-            for target, chosen in ((end.taken, True), (end.fallthrough, False)):
+            went, fell = lanes[taken], lanes[~taken]
+            for target, chosen in ((end.taken, went), (end.fallthrough, fell)):
                 edge = edge_tally.get((block, target))
                 if edge is not None:
-                    mask = taken if chosen else ~taken
-                    tallies[edge] += float(weight[lanes[mask]].sum())
+                    add(edge, chosen)
+                send(target, chosen)
         elif end.kind == "jump":
             edge = edge_tally.get((block, end.taken))
             if edge is not None:
-                tallies[edge] += float(weight[lanes].sum())
-            pc[lanes] = position(end.taken)
-        else:
-            if end.kind == "opaque":
-                failed_bits |= control.reach[block]
-            pc[lanes] = _DEAD
-    return _results(control, tallies, failed_bits, *samples, steps)
+                add(edge, lanes)
+            send(end.taken, lanes)
+        elif end.kind == "opaque":
+            failed_bits |= control.reach[block]
+    return (per_lane if per_lane is not None else tallies), failed_bits, steps
 
 
-def _results(control: ControlSlice, tallies: list[float], failed_bits: int, threads: int,
+def _results(control: ControlSlice, tallies: Sequence[float], failed_bits: int, threads: int,
              blocks: int, steps: int) -> Interpretation:  # fmt: skip
     sample = f"{threads} thread(s) x {blocks} block(s)"
     measured: list[tuple[int, float, str]] = []

@@ -28,6 +28,9 @@ class SiteWork:
     sectors: float  # 32-byte DRAM/L2 sectors per thread after coalescing (global/local)
     bank_conflict_degree: float  # shared memory: wavefronts per warp request (1 = conflict-free)
     stride_bytes: int | None = None  # lane-to-lane stride when known
+    # Lines of the loops and branches whose counts behind `accesses` are assumptions for this
+    # launch (empty when they were all derived or interpreted).
+    counted_with_assumed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
