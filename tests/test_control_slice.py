@@ -191,6 +191,27 @@ def test_boundary_block_found_through_ctaid(folder: Path, n: int, blocks: int) -
     )
 
 
+@pytest.mark.parametrize(
+    ("n", "blocks"), [(3 * 1000 + 77, 4), (9 * 1000 + 77, 10), (500 * 1000 - 1, 500)]
+)
+def test_boundary_guard_on_ctaid(folder: Path, n: int, blocks: int) -> None:
+    features = compile_kernel(folder, "control_patterns", "last_block_guard")
+    shape = LaunchShape((1000, 1, 1), (blocks, 1, 1))
+    expected = mean(
+        1 if t < min(1000, n - b * 1000) else 0 for b in range(blocks) for t in range(1000)
+    )
+    params = by_position(features, {1: n})
+    # 1000-thread blocks times 10 or more blocks exceed the lanes run at once: the threads
+    # are a stratified sample, the last block (the boundary) always among the blocks.
+    assert loads_at(features, shape, params, line_of("control_patterns", "guarded")) == (
+        pytest.approx(expected, rel=1e-3)
+    )
+    guard = next(i for i, f in enumerate(features.factors) if f.kind == "guard" and f.assumed)
+    assert features.factor_values(shape, params).derivation(features.factors, guard) == (
+        "interpreted"
+    )
+
+
 def test_data_dependent_loop_stays_assumed(folder: Path) -> None:
     features = compile_kernel(folder, "control_patterns", "follow_links")
     shape = LaunchShape((256, 1, 1), (64, 1, 1))
