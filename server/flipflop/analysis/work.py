@@ -31,6 +31,9 @@ class SiteWork:
     # Fraction of launched threads that pass the guards around the site: `accesses` divided by
     # it is what one executing thread does.
     guard_fraction: float = 1.0
+    # Lines of the loops and branches whose counts behind `accesses` are assumptions for this
+    # launch (empty when they were all derived or interpreted).
+    counted_with_assumed: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class ThreadWork:
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
+    # What this launch's counts still assume (unknown loop trips, branches, lane patterns):
+    # the kernel's assumptions less those that interpreting its control flow resolved.
+    assumptions: tuple[str, ...] = ()
 
     @property
     def flops(self) -> float:

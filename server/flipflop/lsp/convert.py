@@ -8,6 +8,7 @@ from lsprotocol import types as lsp
 
 from flipflop.advice import Advice
 from flipflop.findings import Finding, Fix
+from flipflop.launch import LaunchShape
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.configs import described, short_label, space_summary, varying_tunables
@@ -184,7 +185,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     problem = launch.problem.describe()
     parts.append("")
     parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
-    assumptions = kernel.features.assumptions
+    # What the counts assume at the recommended configuration (interpreting the control flow
+    # may have resolved some of the kernel's assumptions for that launch).
+    chosen = rec.prediction
+    shape = LaunchShape(chosen.block, chosen.grid, launch.dynamic_smem_bytes)
+    features = kernel.features
+    assumptions = features.launch_assumptions(features.factor_values(shape, dict(launch.params)))
     if assumptions:
         parts.append("")
         parts.append("Assumed: " + "; ".join(assumptions))
@@ -291,9 +297,9 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
     )
 
 
-def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> dict[
-    str, Any
-]:
+def chart_payload(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport
+) -> dict[str, Any]:
     """The `flipflop/kernelChart` result: every configuration plus the marked points."""
     advice = launch.advice
     brief = prediction_brief
