@@ -16,11 +16,12 @@ from typing import Any
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
+from flipflop.analysis import sass
 from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import CallSite, Factor, FunctionSummary, Key, summarize
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
-from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.analysis.work import PipeWork, SiteWork, ThreadWork
 from flipflop.ir import Function, Instruction, Module, SourceLoc
 from flipflop.launch import LaunchShape
 
@@ -133,6 +134,15 @@ class KernelFeatures:
             divergent_branches=totals[oc.DIVERGENT_BRANCHES],
             active_fraction=min(1.0, max(0.0, active)),
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
+            pipes=PipeWork(
+                issue_slots=totals[oc.ISSUE_SLOTS],
+                fp32=totals[oc.FP32_PIPE],
+                fp64=totals[oc.FP64_PIPE],
+                fp16=totals[oc.FP16_PIPE],
+                integer=totals[oc.INT_PIPE],
+                sfu=totals[oc.SFU_PIPE],
+                conversion=totals[oc.CONVERSION_PIPE],
+            ),
             sites=tuple(site_work),
             idle_lines=tuple(idle_lines),
             divergence_lines=self.divergence_lines,
@@ -169,9 +179,10 @@ def extract_features(
     source_file = _main_file(kernel, module)
     kernel_params = frozenset(param.name for param in kernel.params)
     function_names = frozenset(f.name for f in module.functions if f.has_body)
+    arch = sass.table_arch(module.target)
 
     with _collector_paused():
-        folded = _fold(module, kernel, kernel_params, function_names, source_file)
+        folded = _fold(module, kernel, kernel_params, function_names, source_file, arch)
     features = KernelFeatures(
         name=kernel.name,
         parameter_names=tuple(param.name for param in kernel.params),
@@ -205,7 +216,7 @@ class _Folded:
 
 
 def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
-          function_names: frozenset[str], source_file: str) -> _Folded:  # fmt: skip
+          function_names: frozenset[str], source_file: str, arch: str) -> _Folded:  # fmt: skip
     summaries: dict[str, FunctionSummary] = {}
 
     def summary_of(function: Function) -> FunctionSummary:
@@ -214,7 +225,7 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             params = kernel_params if function.is_kernel else frozenset()
             scan = scan_function(function)
             line_of = _line_lookup(function, source_file)
-            known = summarize(function, params, line_of, function_names, scan)
+            known = summarize(function, params, line_of, function_names, scan, arch)
             summaries[function.name] = known
         return known
 

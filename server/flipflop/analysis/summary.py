@@ -83,9 +83,10 @@ class FunctionSummary:
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
-              function_names: frozenset[str],
-              scan: FunctionScan | None = None) -> FunctionSummary:  # fmt: skip
-    """`scan` is the function's `scan_function` when the caller already has it."""
+              function_names: frozenset[str], scan: FunctionScan | None = None,
+              arch: str = "") -> FunctionSummary:  # fmt: skip
+    """`scan` is the function's `scan_function` when the caller already has it; `arch` the
+    SASS cost table's architecture for the module (`sass.table_arch`)."""
     if scan is None:
         scan = scan_function(function)
     flow = build_control_flow(function)
@@ -117,7 +118,7 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
     )
     keys = _block_keys(flow, loop_factor, region_guards)
     return _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
-                    line_of, function_names, scan.notable)  # fmt: skip
+                    line_of, function_names, scan.notable, arch)  # fmt: skip
 
 
 def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, ...]:
@@ -240,6 +241,7 @@ def _collect(
     line_of: LineOf,
     function_names: frozenset[str],
     notable: tuple[tuple[int, ...], ...],
+    arch: str,
 ) -> FunctionSummary:
     grouped_instructions: dict[Key, list[tuple[Instruction, ...]]] = {}  # counted once per key
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
@@ -297,7 +299,7 @@ def _collect(
         counter = Counter(map(full_opcode, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
         for spelling, count in counter.items():
-            for position, amount in enumerate(oc.classify(*split_opcode(spelling))):
+            for position, amount in enumerate(oc.classify(*split_opcode(spelling), arch)):
                 if amount:
                     totals[position] += amount * count
         groups[key] = tuple(totals)
