@@ -16,6 +16,7 @@ from typing import Any
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
+from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
 from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
@@ -29,7 +30,7 @@ from flipflop.analysis.summary import (
     summarize,
 )
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
-from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.analysis.work import PipeWork, SiteWork, ThreadWork
 from flipflop.ir import Function, Instruction, Module, SourceLoc
 from flipflop.launch import LaunchShape
 
@@ -216,6 +217,15 @@ class KernelFeatures:
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
             static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
             load_parallelism=_load_parallelism(loads_by_key),
+            pipes=PipeWork(
+                issue_slots=totals[oc.ISSUE_SLOTS],
+                fp32=totals[oc.FP32_PIPE],
+                fp64=totals[oc.FP64_PIPE],
+                fp16=totals[oc.FP16_PIPE],
+                integer=totals[oc.INT_PIPE],
+                sfu=totals[oc.SFU_PIPE],
+                conversion=totals[oc.CONVERSION_PIPE],
+            ),
             sites=tuple(site_work),
             idle_lines=tuple(idle_lines),
             divergence_lines=self.divergence_lines,
@@ -273,9 +283,10 @@ def extract_features(
     source_file = _main_file(kernel, module)
     kernel_params = frozenset(param.name for param in kernel.params)
     function_names = frozenset(f.name for f in module.functions if f.has_body)
+    arch = sass.table_arch(module.target)
 
     with _collector_paused():
-        folded = _fold(module, kernel, kernel_params, function_names, source_file)
+        folded = _fold(module, kernel, kernel_params, function_names, source_file, arch)
     features = KernelFeatures(
         name=kernel.name,
         parameter_names=tuple(param.name for param in kernel.params),
@@ -313,7 +324,7 @@ class _Folded:
 
 
 def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
-          function_names: frozenset[str], source_file: str) -> _Folded:  # fmt: skip
+          function_names: frozenset[str], source_file: str, arch: str) -> _Folded:  # fmt: skip
     summaries: dict[str, FunctionSummary] = {}
 
     def summary_of(function: Function) -> FunctionSummary:
@@ -322,7 +333,7 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             params = kernel_params if function.is_kernel else frozenset()
             scan = scan_function(function)
             line_of = _line_lookup(function, source_file)
-            known = summarize(function, params, line_of, function_names, scan)
+            known = summarize(function, params, line_of, function_names, scan, arch)
             summaries[function.name] = known
         return known
 

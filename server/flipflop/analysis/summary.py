@@ -90,9 +90,10 @@ class FunctionSummary:
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
-              function_names: frozenset[str],
-              scan: FunctionScan | None = None) -> FunctionSummary:  # fmt: skip
-    """`scan` is the function's `scan_function` when the caller already has it."""
+              function_names: frozenset[str], scan: FunctionScan | None = None,
+              arch: str = "") -> FunctionSummary:  # fmt: skip
+    """`scan` is the function's `scan_function` when the caller already has it; `arch` the
+    SASS cost table's architecture for the module (`sass.table_arch`)."""
     if scan is None:
         scan = scan_function(function)
     flow = build_control_flow(function)
@@ -135,7 +136,7 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
         ]
     keys = _block_keys(flow, loop_factor, region_guards)
     summary = _collect(function, flow, values, factors, keys, divergent_blocks, in_data,
-                       line_of, function_names, scan.notable)  # fmt: skip
+                       line_of, function_names, scan.notable, arch)  # fmt: skip
     control = control_slice(function, flow, scan, kernel_params, loop_targets, guard_targets)
     return replace(summary, control=control, uninterpreted_branch_lines=tuple(left_out))
 
@@ -323,6 +324,7 @@ def _collect(
     line_of: LineOf,
     function_names: frozenset[str],
     notable: tuple[tuple[int, ...], ...],
+    arch: str,
 ) -> FunctionSummary:
     grouped_instructions: dict[Key, list[tuple[Instruction, ...]]] = {}  # counted once per key
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
@@ -383,7 +385,7 @@ def _collect(
         for spelling, count in counter.items():
             nonzero = classes.get(spelling)
             if nonzero is None:
-                classified = oc.classify(*split_opcode(spelling))
+                classified = oc.classify(*split_opcode(spelling), arch)
                 nonzero = classes[spelling] = [(i, a) for i, a in enumerate(classified) if a]
             for position, amount in nonzero:
                 totals[position] += amount * count
