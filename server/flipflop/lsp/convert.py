@@ -137,12 +137,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     if summary is not None:
         parts.append(summary[0].upper() + summary[1:] + ".")
         parts.append("")
-    chosen = (
+    recommended = (
         f"**{_markdown_escaped(described(rec.prediction))}**" if rec.prediction.params
         else f"block **{format_shape(rec.prediction.block)}**"
     )
     parts.append(
-        f"Recommended {chosen}"
+        f"Recommended {recommended}"
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
