@@ -33,7 +33,7 @@ def work(**counts: float) -> ThreadWork:
     fields: dict[str, float] = {
         name: 0.0
         for name in ThreadWork.__dataclass_fields__
-        if name not in ("sites", "idle_lines", "divergence_lines", "async_copy_bytes")
+        if name not in ("sites", "idle_lines", "divergence_lines", "async_copy_bytes", "pipes")
     }
     fields["active_fraction"] = 1.0
     fields.update(counts)

@@ -133,6 +133,16 @@ def _lines_of(sites: list[SiteWork]) -> tuple[int, ...]:
     return tuple(sorted({line for site in sites for line in site.lines}))
 
 
+def _assumed_counts(sites: list[SiteWork]) -> str:
+    """Says when the access counts behind a driver rest on an assumed trip count or branch
+    share (a loop or branch the analysis could neither derive nor interpret)."""
+    lines = tuple(sorted({line for site in sites for line in site.counted_with_assumed}))
+    if not lines:
+        return ""
+    where = _at_lines(lines).removeprefix(" at ")
+    return f" (counts assume the loop or branch at {where})"
+
+
 def _at_lines(lines: tuple[int, ...]) -> str:
     if not lines:
         return ""
@@ -152,7 +162,7 @@ def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
             share=share,
             message=(
                 f"global memory traffic: {_bytes(total_bytes)} ({work.dram_bytes:.0f} B/thread), "
-                f"{share:.0%} of energy"
+                f"{share:.0%} of energy{_assumed_counts(_global_sites(work))}"
             ),
             lines=_lines_of(_global_sites(work)),
         )
@@ -213,6 +223,7 @@ def _coalescing(work: ThreadWork, prediction: Prediction) -> list[Driver]:
                     f"{patterns} {_accesses(sites)}{_stride(sites)}{_at_lines(lines)}"
                     f"{_count(sites)}: {of_bytes:.0%} of DRAM bytes, "
                     f"{sectors / max(ideal, 1e-12):.1f}× the sectors of a coalesced access"
+                    f"{_assumed_counts(sites)}"
                 ),
                 lines=lines,
             )
@@ -243,7 +254,7 @@ def _bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
                 share=shared_share * min(1.0, excess),
                 message=f"{'up to ' if len({s.bank_conflict_degree for s in sites}) > 1 else ''}"
                 f"{degree:.0f}-way bank conflicts in shared-memory {_accesses(sites)}"
-                f"{_at_lines(lines)}{_count(sites)}",
+                f"{_at_lines(lines)}{_count(sites)}{_assumed_counts(sites)}",
                 lines=lines,
             )
         )

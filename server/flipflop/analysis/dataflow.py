@@ -1,11 +1,16 @@
-"""Register values of one function: taint (what a value depends on) and polynomial forms.
+"""Register values of one function as polynomials, with its loops' induction variables.
+
+What a value depends on is `flipflop.analysis.taint`; branch conditions over these values are
+`flipflop.analysis.conditions`.
 
 PTX is not in SSA form: nvcc reuses a register across loop iterations and sometimes elsewhere.
 The analysis is conservative about that:
 - a use reads the nearest earlier definition in its own block when there is one;
 - otherwise a register defined once in the function has that definition's value;
 - a register defined once inside a loop as `r = r ± step` (in a block every iteration runs) and
-  elsewhere only outside that loop is an induction variable: `init + step · iter:L`;
+  elsewhere only outside that loop is an induction variable: `init + step · iter:L`; the update
+  may read a copy of r made earlier in the iteration (`mov c, r; ...; add r, c, step`) or go
+  through a temporary (`add t, r, step; ...; mov r, t`);
 - any other register defined more than once is an opaque value carrying the union of the taints
   of all its definitions (computed flow-insensitively to a fixed point).
 
@@ -20,108 +25,35 @@ Approximations (documented because they are not exact):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import itemgetter
 
 from flipflop.analysis.cfg import ControlFlow
+from flipflop.analysis.conditions import Condition, predicate_taint, read_condition
 from flipflop.analysis.memory import AddressKind, LaneCoefficients, describe_address
-from flipflop.analysis.poly import DATA, LANE, MAX_TERMS, THREAD, Monomial, Poly, atom_taint
+from flipflop.analysis.poly import DATA, LANE, MAX_TERMS, THREAD, Monomial, Poly
 from flipflop.analysis.scan import FunctionScan, destinations, scan_function
+from flipflop.analysis.taint import ADDS_TAINT, RegisterTaints
 from flipflop.ir import (
     Address,
     Function,
     Immediate,
     Instruction,
-    Negated,
     Operand,
-    PredicatePair,
     Register,
     SpecialRegister,
     Symbol,
-    Vector,
 )
 
-_LOADS = frozenset(("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "wmma", "txq", "suq"))
 _MAX_DEPTH = 48
-_COMPARISONS = {
-    "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",
-    "lo": "lt", "ls": "le", "hi": "gt", "hs": "ge",
-    "equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "geu": "ge",
-}  # fmt: skip
-NEGATE = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "le": "gt", "gt": "le"}
 _COPIES = frozenset(("mov", "cvta"))
 _MULTIPLIES = frozenset(("mul", "mul24"))
 _MULTIPLY_ADDS = frozenset(("mad", "mad24"))
 _first = itemgetter(0)
 # Opcodes `_evaluate` follows with two sources, or with a constant second source.
 _BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div"))
-_PREDICATE_LOGIC = frozenset(("and", "or", "xor", "not", "mov"))
-_ANY_LANE_DATA = frozenset(("atom", "match"))
-_LANE_EXCHANGES = frozenset(("shfl",))
-_WARP_WIDE = frozenset(("vote", "redux", "activemask", "elect"))
-# Opcodes whose value depends on more than their operands: `_taint_sources` adds the rest.
-_ADDS_TAINT = _LOADS | _ANY_LANE_DATA | _LANE_EXCHANGES | _WARP_WIDE
-SWAP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}
-
-
-# --------------------------------------------------------------------------- conditions
-
-
-@dataclass(frozen=True)
-class Compare:
-    left: Poly
-    op: str  # eq ne lt le gt ge
-    right: Poly
-    site: tuple[int, int]  # (block, instruction) of the setp
-
-
-@dataclass(frozen=True)
-class Not:
-    inner: Condition
-
-
-@dataclass(frozen=True)
-class Both:
-    left: Condition
-    right: Condition
-
-
-@dataclass(frozen=True)
-class Either:
-    left: Condition
-    right: Condition
-
-
-Condition = Compare | Not | Both | Either
-
-
-def negate(condition: Condition) -> Condition:
-    if isinstance(condition, Not):
-        return condition.inner
-    if isinstance(condition, Compare):
-        return Compare(condition.left, NEGATE[condition.op], condition.right, condition.site)
-    if isinstance(condition, Both):
-        return Either(negate(condition.left), negate(condition.right))
-    return Both(negate(condition.left), negate(condition.right))
-
-
-# --------------------------------------------------------------------------- registers
-
-
-def source_registers(operand: Operand) -> tuple[str, ...]:
-    if isinstance(operand, Register):
-        return (operand.name,)
-    if isinstance(operand, Address):
-        return (operand.base.name,) if isinstance(operand.base, Register) else ()
-    if isinstance(operand, Negated):
-        return source_registers(operand.operand)
-    if isinstance(operand, Vector):
-        names: list[str] = []
-        for element in operand.elements:
-            names.extend(source_registers(element))
-        return tuple(names)
-    return ()
 
 
 @dataclass(frozen=True)
@@ -153,7 +85,9 @@ class FunctionValues:
         tables = scan if scan is not None else scan_function(function)
         self._single_site = tables.single_site
         self._multiple_sites = tables.multiple_sites
-        self._taints: dict[str, int] = {}
+        self._taints = RegisterTaints(
+            self._instructions, self._single_site, self._multiple_sites, kernel_params
+        )
         self.inductions = self._find_induction_variables()
         self._memo: dict[tuple[int, int, str], Poly] = {}
         # Most registers are written once: their value is the same at every use, so it is
@@ -191,204 +125,9 @@ class FunctionValues:
             self._block_defs[block] = known
         return known
 
-    # ------------------------------------------------------------------ taint
-
-    def _taint_sources(self, instruction: Instruction) -> tuple[tuple[str, ...], int]:
-        """(registers read, taint the instruction adds itself); a load's value also carries
-        its address's taint, since the address is among the registers read."""
-        opcode = instruction.opcode
-        sources: list[str] = []
-        base = 0
-        for operand in instruction.operands[1:]:
-            kind = type(operand)
-            if kind is Register:
-                sources.append(operand.name)  # type: ignore[union-attr]
-            elif kind is Address:
-                address_base = operand.base  # type: ignore[union-attr]
-                if type(address_base) is Register:
-                    sources.append(address_base.name)
-            elif kind is SpecialRegister:
-                base |= atom_taint(operand.name)  # type: ignore[union-attr]
-            elif kind is not Immediate and kind is not Symbol:
-                sources.extend(source_registers(operand))
-        if opcode in _LOADS:
-            space = instruction.modifiers
-            if opcode == "ld" and "param" in space:
-                if not self._reads_kernel_param(instruction):
-                    base |= DATA | THREAD | LANE  # a callee's argument or a call's result
-            else:
-                base |= DATA
-        elif opcode in _ANY_LANE_DATA:
-            base |= DATA | THREAD | LANE
-        elif opcode in _LANE_EXCHANGES:
-            base |= THREAD | LANE
-        elif opcode in _WARP_WIDE:
-            base |= DATA
-        return tuple(sources), base
-
-    def _reads_kernel_param(self, instruction: Instruction) -> bool:
-        for operand in instruction.operands[1:]:
-            if isinstance(operand, Address) and isinstance(operand.base, Symbol):
-                return operand.base.name in self.kernel_params
-        return False
-
     def taint(self, name: str) -> int:
-        """Everything the register may depend on: the union over all definitions reaching it
-        backwards through the registers they read (flow-insensitive, so redefinitions are
-        covered). A register never written is an unknown input."""
-        known = self._taints.get(name)
-        if known is not None:
-            return known
-        if not self.is_written(name):
-            return DATA | THREAD | LANE
-        try:
-            self._shallow_taint(name, set(), 0)
-        except _GaveUp as reason:
-            if reason.deep and self._settle_acyclic_taints(name):
-                return self._taints[name]
-            self._settle_taints(name)
-        return self._taints[name]
-
-    def _shallow_taint(self, name: str, open_path: set[str], depth: int) -> int:
-        """The common case of `_settle_acyclic_taints`, as plain recursion: address and
-        predicate chains are short, and a call per register is cheaper than the explicit
-        stack. Gives up on a cycle, or past a depth where recursion would be unsafe; the
-        registers finished before that are exact, being cycle-free."""
-        taints = self._taints
-        single = self._single_site
-        site = single.get(name)
-        sources: Sequence[str]
-        if site is not None:
-            sources, taint = self._taint_sources(self._instructions[site[0]][site[1]])
-        else:
-            sources, taint = self._inputs(name)
-        open_path.add(name)
-        for source in sources:
-            settled = taints.get(source)
-            if settled is None:
-                if source in open_path:
-                    raise _GaveUp(deep=False)
-                if source not in single and source not in self._multiple_sites:
-                    continue  # never written: only a direct query treats it as an input
-                if depth >= _MAX_SHALLOW_DEPTH:
-                    raise _GaveUp(deep=True)
-                settled = self._shallow_taint(source, open_path, depth + 1)
-            taint |= settled
-        open_path.discard(name)
-        taints[name] = taint
-        return taint
-
-    def _settle_acyclic_taints(self, root: str) -> bool:
-        """The common case of `_settle_taints`: a depth-first search that memoizes every
-        register it finishes. It gives up (False) when it meets a register still open on its
-        path, a cycle; the registers it finished before that are exact, being cycle-free."""
-        taints = self._taints
-        single = self._single_site
-        multiple = self._multiple_sites
-        inputs = self._inputs
-        open_path: set[str] = {root}
-        sources, base = inputs(root)
-        pending: list[tuple[str, Iterator[str], list[int]]] = [(root, iter(sources), [base])]
-        while pending:
-            register, unread, gathered = pending[-1]
-            descended = False
-            for source in unread:
-                settled = taints.get(source)
-                if settled is not None:
-                    gathered[0] |= settled
-                elif source in open_path:
-                    return False
-                elif source in single or source in multiple:
-                    sources, base = inputs(source)
-                    open_path.add(source)
-                    pending.append((source, iter(sources), [base]))
-                    descended = True
-                    break
-            if descended:
-                continue
-            pending.pop()
-            open_path.discard(register)
-            taints[register] = gathered[0]
-            if pending:
-                pending[-1][2][0] |= gathered[0]
-        return True
-
-    def _inputs(self, name: str) -> tuple[Sequence[str], int]:
-        """(registers read by any definition of the register, taint those definitions add)."""
-        instructions = self._instructions
-        single = self._single_site.get(name)
-        if single is not None:
-            return self._taint_sources(instructions[single[0]][single[1]])
-        sources: list[str] = []
-        base = 0
-        for b, i in self._multiple_sites.get(name, ()):
-            read, added = self._taint_sources(instructions[b][i])
-            sources.extend(read)
-            base |= added
-        return sources, base
-
-    def _settle_taints(self, root: str) -> None:
-        """Taints of the root and of every register it reads, transitively, memoized for all
-        of them. Registers read each other in cycles (loop-carried values), so the search
-        finds strongly connected components (Tarjan, iteratively) and gives each the union of
-        its members' taints and of the components it reads. Registers never written add
-        nothing here: only a direct query treats one as an unknown input."""
-        taints = self._taints
-        single = self._single_site
-        multiple = self._multiple_sites
-        inputs = self._inputs
-        # Per register on the search: [visit number, lowest number reachable, taint so far].
-        state: dict[str, list[int]] = {}
-        component: list[str] = []
-        open_members: set[str] = set()
-        sources, base = inputs(root)
-        state[root] = [0, 0, base]
-        component.append(root)
-        open_members.add(root)
-        pending: list[tuple[str, Iterator[str], list[int]]] = [(root, iter(sources), state[root])]
-        while pending:
-            register, unread, mine = pending[-1]
-            descended = False
-            for source in unread:
-                settled = taints.get(source)
-                if settled is not None:
-                    mine[2] |= settled
-                    continue
-                theirs = state.get(source)
-                if theirs is None:
-                    if source in single or source in multiple:
-                        sources, base = inputs(source)
-                        number = len(state)
-                        theirs = state[source] = [number, number, base]
-                        component.append(source)
-                        open_members.add(source)
-                        pending.append((source, iter(sources), theirs))
-                        descended = True
-                        break
-                elif source in open_members and theirs[0] < mine[1]:
-                    mine[1] = theirs[0]
-            if descended:
-                continue
-            pending.pop()
-            if mine[1] == mine[0]:
-                members: list[str] = []
-                union = 0
-                while True:
-                    member = component.pop()
-                    open_members.discard(member)
-                    members.append(member)
-                    union |= state[member][2]
-                    if member == register:
-                        break
-                for member in members:
-                    taints[member] = union
-            if pending:
-                reader = pending[-1][2]
-                settled = taints.get(register)
-                if settled is not None:
-                    reader[2] |= settled
-                elif mine[1] < reader[1]:
-                    reader[1] = mine[1]
+        """Everything the register may depend on (see `flipflop.analysis.taint`)."""
+        return self._taints.of(name)
 
     # ------------------------------------------------------------------ induction variables
 
@@ -400,13 +139,16 @@ class FunctionValues:
             looped = [site for site in sites if flow.innermost_loop[site[0]] is not None]
             for b, i in looped:
                 instruction = blocks[b].instructions[i]
-                step = _self_update(instruction, name)
-                if step is None:
-                    continue
-                operand, sign, geometric = step
                 loop_index = flow.innermost_loop[b]
                 assert loop_index is not None
                 loop = flow.loops[loop_index]
+                copies = partial(self._copies_at, name=name, block=b, index=i, body=loop.body)
+                step = _self_update(instruction, name, copies)
+                if step is None:
+                    step = self._update_through_temporary(instruction, name, b, i, loop.body)
+                if step is None:
+                    continue
+                operand, sign, geometric = step
                 others = [site for site in sites if site != (b, i)]
                 if any(site[0] in loop.body for site in others):
                     continue
@@ -417,6 +159,48 @@ class FunctionValues:
                 )
                 break
         return found
+
+    def _update_through_temporary(
+        self, instruction: Instruction, name: str, block: int, index: int, body: frozenset[int]
+    ) -> tuple[Operand, int, bool] | None:
+        """`add t, name, step; ...; mov name, t`, the other way nvcc writes an update: the
+        temporary's only definition updates `name` earlier in the same iteration."""
+        operands = instruction.operands
+        if instruction.opcode != "mov" or len(operands) != 2 or instruction.guard is not None:
+            return None
+        temporary = operands[1]
+        if not isinstance(temporary, Register) or not self._before_in_iteration(
+            temporary.name, block, index, body
+        ):
+            return None
+        b, i = self._single_site[temporary.name]
+        copies = partial(self._copies_at, name=name, block=b, index=i, body=body)
+        return _self_update(self._instructions[b][i], name, copies)
+
+    def _before_in_iteration(self, register: str, block: int, index: int,
+                             body: frozenset[int]) -> bool:  # fmt: skip
+        """Whether the register's only definition is in the loop and runs before (block,
+        index) in every iteration that reaches it."""
+        site = self._single_site.get(register)
+        if site is None or site[0] not in body:
+            return False
+        if site[0] == block:
+            return site[1] < index
+        return self.flow.dominates(site[0], block)
+
+    def _copies_at(self, register: str, *, name: str, block: int, index: int,
+                   body: frozenset[int]) -> bool:  # fmt: skip
+        """Whether `register` holds `name`'s value from the start of the iteration when read at
+        (block, index): nvcc often copies the counter (`mov r12, r48`) at the top of the loop
+        and updates it from the copy (`add r48, r12, 8`). The copy must be the register's only
+        definition, inside the loop and before the read on every path; the caller checks that
+        the loop writes `name` nowhere else."""
+        if not self._before_in_iteration(register, block, index, body):
+            return False
+        b, i = self._single_site[register]
+        copy = self._instructions[b][i]
+        source = copy.operands[1] if copy.opcode == "mov" and len(copy.operands) == 2 else None
+        return copy.guard is None and isinstance(source, Register) and source.name == name
 
     # ------------------------------------------------------------------ values
 
@@ -682,7 +466,7 @@ class FunctionValues:
         read from their (memoized) values rather than by a search of the whole function."""
         known = self._single_values
         taint = 0
-        if instruction.opcode not in _ADDS_TAINT:
+        if instruction.opcode not in ADDS_TAINT:
             # The common case, arithmetic on registers and immediates, without `_taint_sources`.
             for operand in instruction.operands[1:]:
                 if type(operand) is Register:
@@ -693,7 +477,7 @@ class FunctionValues:
                     break
             else:
                 return Poly.opaque(taint, f"{name}@{block}.{index}")
-        sources, taint = self._taint_sources(instruction)
+        sources, taint = self._taints.sources(instruction)
         for source in sources:
             value = known.get(source) or self._value_of(source, block, index, depth)
             taint |= value.taint()
@@ -716,93 +500,18 @@ class FunctionValues:
 
     # ------------------------------------------------------------------ conditions
 
-    def condition(self, predicate: str, block: int, index: int, depth: int = 0) -> Condition | None:
-        site = self._definition_site(predicate, block, index)
-        if site is None or depth > 8:
-            return None
-        b, i = site
-        instruction = self.function.blocks[b].instructions[i]
-        operands = instruction.operands
-        if instruction.opcode == "setp" and len(operands) >= 3:
-            op = _comparison(instruction.modifiers)
-            if op is None:
-                return None
-            condition: Condition = Compare(
-                self.operand(operands[1], b, i), op, self.operand(operands[2], b, i), (b, i)
-            )
-            if len(operands) >= 4:
-                extra = self._predicate_operand(operands[3], b, i, depth)
-                if extra is None:
-                    return None
-                if "and" in instruction.modifiers:
-                    condition = Both(condition, extra)
-                elif "or" in instruction.modifiers:
-                    condition = Either(condition, extra)
-                else:
-                    return None
-            destination = operands[0]
-            if isinstance(destination, PredicatePair) and _names(destination.second) == predicate:
-                return negate(condition)
-            return condition
-        if "pred" in instruction.modifiers and instruction.opcode in ("and", "or", "not", "mov"):
-            known: list[Condition] = []
-            for operand in operands[1:]:
-                part = self._predicate_operand(operand, b, i, depth)
-                if part is None:
-                    return None
-                known.append(part)
-            if not known:
-                return None
-            if instruction.opcode == "not":
-                return negate(known[0])
-            if instruction.opcode == "mov":
-                return known[0]
-            if len(known) != 2:
-                return None
-            if instruction.opcode == "and":
-                return Both(known[0], known[1])
-            return Either(known[0], known[1])
-        return None
+    def condition(self, predicate: str, block: int, index: int) -> Condition | None:
+        """See `flipflop.analysis.conditions.read_condition`."""
+        return read_condition(self, predicate, block, index)
 
-    def predicate_taint(self, predicate: str, block: int, index: int, depth: int = 0) -> int:
+    def predicate_taint(self, predicate: str, block: int, index: int) -> int:
         """`taint` of a predicate read at (block, index), through `setp` and predicate logic
-        from the values of the compared registers: a branch's condition needs those values
-        anyway, so this seldom costs a search of its own. Where the definition is not one of
-        those (or not known), the flow-insensitive `taint`."""
-        site = self._single_site.get(predicate) or self._definition_site(predicate, block, index)
-        if site is None or depth > 8:
-            return self.taint(predicate)
-        b, i = site
-        instruction = self._instructions[b][i]
-        opcode, modifiers, operands = instruction[0], instruction[1], instruction[2]
-        if opcode == "setp" and len(operands) >= 3:
-            left, right = self.operand(operands[1], b, i), self.operand(operands[2], b, i)
-            taint = left.taint() | right.taint()
-            sources = operands[3:]  # the predicate combined with the comparison, if any
-        elif opcode in _PREDICATE_LOGIC and "pred" in modifiers:
-            taint = 0
-            sources = operands[1:]
-        else:
-            return self.taint(predicate)
-        for operand in sources:
-            if type(operand) is Negated:
-                operand = operand.operand
-            if type(operand) is Register:
-                taint |= self.predicate_taint(operand.name, b, i, depth + 1)
-            elif type(operand) is not Immediate:
-                taint |= DATA | THREAD | LANE
-        return taint
+        (see `flipflop.analysis.conditions.predicate_taint`)."""
+        return predicate_taint(self, predicate, block, index)
 
-    def _predicate_operand(self, operand: Operand, block: int, index: int,
-                           depth: int) -> Condition | None:  # fmt: skip
-        if isinstance(operand, Negated):
-            inner = self._predicate_operand(operand.operand, block, index, depth)
-            return None if inner is None else negate(inner)
-        if isinstance(operand, Register):
-            return self.condition(operand.name, block, index, depth + 1)
-        return None
-
-    def _definition_site(self, name: str, block: int, index: int) -> tuple[int, int] | None:
+    def definition_site(self, name: str, block: int, index: int) -> tuple[int, int] | None:
+        """The definition a use at (block, index) reads, when it is known: the register's
+        only one, or the nearest earlier one in the same block."""
         single = self._single_site.get(name)
         if single is not None:
             return single
@@ -814,50 +523,31 @@ class FunctionValues:
         return None
 
 
-def _self_update(instruction: Instruction, name: str) -> tuple[Operand, int, bool] | None:
+def _self_update(
+    instruction: Instruction, name: str, copies: Callable[[str], bool]
+) -> tuple[Operand, int, bool] | None:
     """(step operand, sign, geometric) when the instruction is `name = name ± step` or
-    `name = name >> step`."""
+    `name = name >> step`, reading `name` itself or a register that `copies` it."""
     operands = instruction.operands
     if len(operands) != 3 or not isinstance(operands[0], Register):
         return None
+
+    def reads_name(register: str) -> bool:
+        return register == name or copies(register)
+
     opcode = instruction.opcode
     first, second = operands[1], operands[2]
+    first_reads = isinstance(first, Register) and reads_name(first.name)
     if opcode == "add":
-        if isinstance(first, Register) and first.name == name:
+        if first_reads:
             return second, 1, False
-        if isinstance(second, Register) and second.name == name:
+        if isinstance(second, Register) and reads_name(second.name):
             return first, 1, False
-    if opcode == "sub" and isinstance(first, Register) and first.name == name:
+    if opcode == "sub" and first_reads:
         return second, -1, False
-    if (
-        opcode == "shr"
-        and isinstance(first, Register)
-        and first.name == name
-        and isinstance(second, Immediate)
-    ):
+    if opcode == "shr" and first_reads and isinstance(second, Immediate):
         return second, 1, True
     return None
 
 
-class _GaveUp(Exception):
-    """`_shallow_taint` met a cycle (deep=False) or a chain too long to recurse (deep=True)."""
-
-    def __init__(self, deep: bool) -> None:
-        super().__init__()
-        self.deep = deep
-
-
-_MAX_SHALLOW_DEPTH = 200  # well inside Python's default recursion limit of 1000
 _FLOAT_TYPES = frozenset(("f32", "f64", "f16", "bf16", "f16x2", "bf16x2", "tf32"))
-
-
-def _comparison(modifiers: tuple[str, ...]) -> str | None:
-    for modifier in modifiers:
-        op = _COMPARISONS.get(modifier)
-        if op is not None:
-            return op
-    return None
-
-
-def _names(operand: Operand) -> str | None:
-    return operand.name if isinstance(operand, Register) else None

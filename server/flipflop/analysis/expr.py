@@ -26,7 +26,7 @@ class MissingSymbol(KeyError):
         self.name = name
 
 
-OpKind = Literal["add", "mul", "div", "ceildiv", "min", "max", "less", "bitlen"]
+OpKind = Literal["add", "mul", "div", "ceildiv", "min", "max", "less", "bitlen", "meanceil"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,8 @@ class Op:
             return 1.0 if values[0] < values[1] else 0.0
         if kind == "bitlen":
             return float(int(max(0.0, values[0])).bit_length())
+        if kind == "meanceil":
+            return mean_ceil(*values)
         numerator, denominator = values
         if denominator == 0:
             return 0.0  # a zero stride or extent means the loop or guard never runs
@@ -116,6 +118,9 @@ class Op:
             return f"[{self.args[0]} < {self.args[1]}]"
         if kind == "bitlen":
             return f"bitlen({self.args[0]})"
+        if kind == "meanceil":
+            span, slope, stride, count = self.args
+            return f"mean over i < {count} of max(0, ceil(({span} + {slope}*i) / {stride}))"
         return f"{kind}({', '.join(str(arg) for arg in self.args)})"
 
 
@@ -225,6 +230,51 @@ def bit_length(value: Expr) -> Expr:
     if isinstance(value, Const):
         return Const(float(int(max(0.0, value.value)).bit_length()))
     return Op("bitlen", (value,))
+
+
+def mean_ceil_of(span: Expr, slope: Expr, stride: Expr, count: Expr) -> Expr:
+    """The mean over i = 0 .. count-1 of max(0, ceil((span + slope·i) / stride)): the exact
+    average trip count of a loop whose start moves by -slope from one thread to the next."""
+    args = (span, slope, stride, count)
+    if all(isinstance(arg, Const) for arg in args):
+        return Const(mean_ceil(*(arg.value for arg in args if isinstance(arg, Const))))
+    return Op("meanceil", args)
+
+
+_MAX_DIRECT_STRIDE = 1 << 16
+
+
+def mean_ceil(span: float, slope: float, stride: float, count: float) -> float:
+    """`mean_ceil_of`, evaluated. The terms grow by `slope` every `stride` indices, so whole
+    periods are summed in closed form and only one period term by term; non-integer inputs
+    or huge strides fall back to the value at the mean index."""
+    n = int(count)
+    if n <= 0 or stride <= 0:
+        return 0.0
+    integral = all(float(v).is_integer() for v in (span, slope, stride))
+    if not integral or stride > _MAX_DIRECT_STRIDE:
+        return max(0.0, math.ceil((span + slope * (n - 1) / 2) / stride))
+    b, c, s = int(span), int(slope), int(stride)
+    # Indices where the term is positive: span + slope·i >= 1, one contiguous run.
+    if c == 0:
+        return float(max(0, -(-b // s)))
+    if c < 0:
+        low, high = 0, min(n, (b - 1) // -c + 1) if b >= 1 else 0
+    else:
+        low, high = max(0, -(-(1 - b) // c)), n
+    if high <= low:
+        return 0.0
+    # sum over j < m of ceil((b' + c·j) / s) with b' the value at `low`; ceil(x/s) is
+    # floor((x + s - 1)/s), and the term at j + s is the term at j plus c.
+    first = b + c * low + s - 1
+    m = high - low
+    periods, rest = divmod(m, s)
+    one_period = sum((first + c * j) // s for j in range(min(s, m)))
+    partial = sum((first + c * j) // s for j in range(rest))
+    total = (
+        periods * one_period + c * s * periods * (periods - 1) // 2 + partial + c * periods * rest
+    )
+    return total / n
 
 
 def clamp01(value: Expr) -> Expr:

@@ -16,11 +16,21 @@ from typing import Any
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
+from flipflop.analysis import sass
+from flipflop.analysis.control import ControlSlice
+from flipflop.analysis.interpret import interpret
 from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
 from flipflop.analysis.scan import scan_function
-from flipflop.analysis.summary import CallSite, Factor, FunctionSummary, Key, summarize
+from flipflop.analysis.summary import (
+    MAX_INTERPRETED_BRANCHES,
+    CallSite,
+    Factor,
+    FunctionSummary,
+    Key,
+    summarize,
+)
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
-from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.analysis.work import PipeWork, SiteWork, ThreadWork
 from flipflop.ir import Function, Instruction, Module, SourceLoc
 from flipflop.launch import LaunchShape
 
@@ -36,6 +46,32 @@ class _Group:
     loops: tuple[int, ...]
     guards: tuple[int, ...]
     counts: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class LaunchFactors:
+    """The factors of a kernel evaluated for one launch."""
+
+    values: tuple[float, ...]
+    defaulted: tuple[bool, ...]  # a documented default stood in for a missing parameter
+    interpreted: dict[int, str]  # factor -> how interpreting the control slice counted it
+    not_interpreted: dict[int, str]  # assumed factor -> why interpreting it did not work
+
+    def still_assumed(self, factors: Sequence[Factor]) -> list[int]:
+        """Factors whose value is an assumption for this launch."""
+        return [
+            index
+            for index, factor in enumerate(factors)
+            if (factor.assumed and index not in self.interpreted) or self.defaulted[index]
+        ]
+
+    def derivation(self, factors: Sequence[Factor], index: int) -> str:
+        """`interpreted`, `assumed` (a default stands in) or `derived` (from the expression)."""
+        if index in self.interpreted:
+            return "interpreted"
+        if factors[index].assumed or self.defaulted[index]:
+            return "assumed"
+        return "derived"
 
 
 @dataclass(frozen=True)
@@ -55,6 +91,11 @@ class KernelFeatures:
     source_file: str
     source_parameter_names: tuple[str, ...] = ()
     work_depends_on_block: bool = field(default=True)
+    # Control slices of the functions with assumed loops or unknown branches (their factor
+    # indices shifted to the kernel's), interpreted per launch; see `factor_values`.
+    controls: tuple[ControlSlice, ...] = ()
+    # Per entry of `assumptions`, the factors it is about (empty when it is not about one).
+    assumption_factors: tuple[tuple[int, ...], ...] = ()
 
     # ------------------------------------------------------------------ parameters
 
@@ -75,10 +116,38 @@ class KernelFeatures:
 
     # ------------------------------------------------------------------ evaluation
 
+    def factor_values(self, shape: LaunchShape, params: Mapping[str, float]) -> LaunchFactors:
+        """Every factor's value for a launch: from its expression, or, for an assumed loop or
+        unknown branch, from interpreting the function's control slice when that works."""
+        env = self.environment(shape, params)
+        values: list[float] = []
+        defaulted: list[bool] = []
+        for factor in self.factors:
+            value, missing = factor.value(env)
+            values.append(value)
+            defaulted.append(missing)
+        interpreted: dict[int, str] = {}
+        not_interpreted: dict[int, str] = {}
+        symbolic = tuple(values)
+        for control in self.controls:
+            found = interpret(control, shape, env, symbolic)
+            for local, value, how in found.values:
+                index = control.offset + local
+                values[index] = value
+                defaulted[index] = False
+                interpreted[index] = how
+            for local, why in (*found.failed, *control.excluded):
+                not_interpreted[control.offset + local] = why
+        return LaunchFactors(tuple(values), tuple(defaulted), interpreted, not_interpreted)
+
     def work(self, shape: LaunchShape, params: Mapping[str, float]) -> ThreadWork:
         """Per launched thread, averaged over every launched thread (idle ones included)."""
         env = self.environment(shape, params)
-        factor_values = [factor.value(env)[0] for factor in self.factors]
+        launch = self.factor_values(shape, params)
+        factor_values = launch.values
+        still_assumed = set(launch.still_assumed(self.factors))
+        # A guard still assumed (worth 1) does not split the work into "guarded" and not.
+        assumed = {i for i in still_assumed if self.factors[i].kind == "guard"}
         totals = [0.0] * oc.VECTOR_LENGTH
         busiest: dict[tuple[int, ...], float] = {}
         for group in self.groups:
@@ -90,7 +159,8 @@ class KernelFeatures:
                     if amount:
                         totals[position] += weight * amount
             useful = sum(group.counts[i] for i in oc.WORK_INDICES) or group.counts[0] * 1e-6
-            busiest[group.guards] = busiest.get(group.guards, 0.0) + loop_weight * useful
+            guards = tuple(i for i in group.guards if i not in assumed) if assumed else group.guards
+            busiest[guards] = busiest.get(guards, 0.0) + loop_weight * useful
         main_guards = max(busiest, key=lambda guards: busiest[guards]) if busiest else ()
         active = math.prod(factor_values[i] for i in main_guards)
 
@@ -108,6 +178,11 @@ class KernelFeatures:
                 counts = loads_by_key.setdefault(site.key, [0.0, 0.0])
                 counts[0] += site.accesses
                 counts[1] += weight
+            if still_assumed and not still_assumed.isdisjoint(site.key):
+                lines = {
+                    line for i in site.key if i in still_assumed for line in self.factors[i].lines
+                }
+                work = replace(work, counted_with_assumed=tuple(sorted(lines)))
             site_work.append(work)
             _accumulate(sums, site, work)
 
@@ -142,21 +217,51 @@ class KernelFeatures:
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
             static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
             load_parallelism=_load_parallelism(loads_by_key),
+            pipes=PipeWork(
+                issue_slots=totals[oc.ISSUE_SLOTS],
+                fp32=totals[oc.FP32_PIPE],
+                fp64=totals[oc.FP64_PIPE],
+                fp16=totals[oc.FP16_PIPE],
+                integer=totals[oc.INT_PIPE],
+                sfu=totals[oc.SFU_PIPE],
+                conversion=totals[oc.CONVERSION_PIPE],
+            ),
             sites=tuple(site_work),
             idle_lines=tuple(idle_lines),
             divergence_lines=self.divergence_lines,
+            assumptions=self.launch_assumptions(launch),
         )
 
     def counts(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, float]:
         """Every instruction class per thread (a superset of what `ThreadWork` carries)."""
-        env = self.environment(shape, params)
-        factor_values = [factor.value(env)[0] for factor in self.factors]
+        return self._counts(self.factor_values(shape, params).values)
+
+    def _counts(self, factor_values: Sequence[float]) -> dict[str, float]:
         totals = [0.0] * oc.VECTOR_LENGTH
         for group in self.groups:
             weight = math.prod(factor_values[i] for i in group.loops + group.guards)
             for position, amount in enumerate(group.counts):
                 totals[position] += weight * amount
         return dict(zip(oc.NAMES, totals, strict=True))
+
+    def launch_assumptions(self, launch: LaunchFactors) -> tuple[str, ...]:
+        """`assumptions`, less what the launch's interpretation resolved; an assumption about
+        several branches keeps the lines of those still assumed, and says why."""
+        kept: list[str] = []
+        for text, about in zip(self.assumptions, self.assumption_factors, strict=True):
+            left = [i for i in about if i not in launch.interpreted]
+            if about and not left:
+                continue
+            if len(left) < len(about):
+                lines = tuple(sorted({line for i in left for line in self.factors[i].lines}))
+                text = _unknown_branches_text(self.factors[left[0]].function, lines)
+            reasons = sorted(
+                {launch.not_interpreted[i] for i in left if i in launch.not_interpreted}
+            )
+            if reasons:
+                text += f" (not interpreted for this launch: {'; '.join(reasons)})"
+            kept.append(text)
+        return tuple(kept)
 
     def to_json(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, Any]:
         """A JSON-ready description of the features for one launch."""
@@ -178,9 +283,10 @@ def extract_features(
     source_file = _main_file(kernel, module)
     kernel_params = frozenset(param.name for param in kernel.params)
     function_names = frozenset(f.name for f in module.functions if f.has_body)
+    arch = sass.table_arch(module.target)
 
     with _collector_paused():
-        folded = _fold(module, kernel, kernel_params, function_names, source_file)
+        folded = _fold(module, kernel, kernel_params, function_names, source_file, arch)
     features = KernelFeatures(
         name=kernel.name,
         parameter_names=tuple(param.name for param in kernel.params),
@@ -194,6 +300,8 @@ def extract_features(
         divergence_lines=folded.divergence_lines,
         source_file=source_file,
         source_parameter_names=tuple(source_parameter_names),
+        controls=folded.controls,
+        assumption_factors=folded.assumption_factors,
     )
     return replace(features, work_depends_on_block=_depends_on_block(features))
 
@@ -209,12 +317,14 @@ class _Folded:
     calls: tuple[CallSite, ...]
     divergence_lines: tuple[int, ...]
     assumptions: tuple[str, ...]
+    assumption_factors: tuple[tuple[int, ...], ...]
+    controls: tuple[ControlSlice, ...]
     uses_tid_y: bool
     uses_tid_z: bool
 
 
 def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
-          function_names: frozenset[str], source_file: str) -> _Folded:  # fmt: skip
+          function_names: frozenset[str], source_file: str, arch: str) -> _Folded:  # fmt: skip
     summaries: dict[str, FunctionSummary] = {}
 
     def summary_of(function: Function) -> FunctionSummary:
@@ -223,7 +333,7 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             params = kernel_params if function.is_kernel else frozenset()
             scan = scan_function(function)
             line_of = _line_lookup(function, source_file)
-            known = summarize(function, params, line_of, function_names, scan)
+            known = summarize(function, params, line_of, function_names, scan, arch)
             summaries[function.name] = known
         return known
 
@@ -232,7 +342,8 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
     sites: list[StaticSite] = []
     calls: list[CallSite] = []
     divergence: set[int] = set()
-    assumptions: list[str] = []
+    assumptions: list[tuple[str, tuple[int, ...]]] = []  # (text, the factors it is about)
+    controls: list[ControlSlice] = []
     uses_tid: set[str] = set()
     offsets: dict[str, int] = {}
 
@@ -243,7 +354,9 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             offset = len(factors)
             offsets[function.name] = offset
             factors.extend(summary.factors)
-            _note_assumptions(summary, assumptions)
+            _note_assumptions(summary, offset, assumptions)
+            if summary.control is not None:
+                controls.append(replace(summary.control, offset=offset))
         uses_tid.update(summary.uses_tid)
         divergence.update(summary.divergence_lines)
 
@@ -251,7 +364,11 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             return tuple(sorted(prefix + tuple(offset + i for i in key)))
 
         for key, counts in summary.groups:
-            target = groups.setdefault(shift(key), [0.0] * oc.VECTOR_LENGTH)
+            shifted = shift(key)
+            target = groups.get(shifted)
+            if target is None:
+                groups[shifted] = list(counts)
+                continue
             for position, amount in enumerate(counts):
                 target[position] += amount
         sites.extend(replace(site, key=shift(site.key)) for site in summary.sites)
@@ -261,10 +378,10 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             if callee is None or not callee.has_body:
                 continue
             if call.callee in stack:
-                assumptions.append(
+                assumptions.append((
                     f"recursive call to {call.callee} at line(s) {_text(call.lines)}: "
-                    "its body is counted once per call chain, not per recursion level"
-                )
+                    "its body is counted once per call chain, not per recursion level", ()
+                ))  # fmt: skip
                 continue
             fold(callee, shift(call.key), (*stack, call.callee))
 
@@ -276,43 +393,65 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
         group_list.append(_Group(loops, guards, tuple(counts)))
     for site in sites:
         if site.kind == "indirect":
-            assumptions.append(
+            assumptions.append((
                 f"{site.operation} at line(s) {_text(site.lines)}: address from loaded data, "
-                "taken as one 32-byte sector per lane"
-            )
+                "taken as one 32-byte sector per lane", ()
+            ))  # fmt: skip
         elif site.kind == "unknown":
-            assumptions.append(
+            assumptions.append((
                 f"{site.operation} at line(s) {_text(site.lines)}: lane pattern not followed, "
-                "taken as coalesced (conflict-free in shared memory)"
-            )
+                "taken as coalesced (conflict-free in shared memory)", ()
+            ))  # fmt: skip
+    texts: dict[str, tuple[int, ...]] = {}  # the same text twice is one assumption
+    for text, about in assumptions:
+        texts[text] = tuple(dict.fromkeys(texts.get(text, ()) + about))
     return _Folded(
         factors=tuple(factors),
         groups=tuple(group_list),
         sites=tuple(sites),
         calls=tuple(calls),
         divergence_lines=tuple(sorted(divergence)),
-        assumptions=tuple(dict.fromkeys(assumptions)),
+        assumptions=tuple(texts),
+        assumption_factors=tuple(texts.values()),
+        controls=tuple(controls),
         uses_tid_y="y" in uses_tid,
         uses_tid_z="z" in uses_tid,
     )
 
 
-def _note_assumptions(summary: FunctionSummary, assumptions: list[str]) -> None:
-    for factor in summary.factors:
+def _note_assumptions(summary: FunctionSummary, offset: int,
+                      assumptions: list[tuple[str, tuple[int, ...]]]) -> None:  # fmt: skip
+    unknown: list[int] = []
+    for index, factor in enumerate(summary.factors):
         if factor.kind == "loop" and factor.assumed:
-            assumptions.append(
+            assumptions.append((
                 f"loop at line(s) {_text(factor.lines)} in {summary.name}: trip count unknown "
-                f"({factor.description}), assumed {DEFAULT_TRIP_COUNT:g}"
-            )
-    if summary.unknown_branch_lines:
-        assumptions.append(
-            f"branch(es) at line(s) {_text(summary.unknown_branch_lines)} in {summary.name}: "
-            "condition not followed, both paths counted for every thread"
-        )
+                f"({factor.description}), assumed {DEFAULT_TRIP_COUNT:g}", (offset + index,)
+            ))  # fmt: skip
+        elif factor.kind == "guard" and factor.assumed and not factor.exit_of_loop:
+            unknown.append(offset + index)  # an exit's guard is part of its loop's assumption
+    if unknown:  # branches a launch may interpret
+        lines = tuple(sorted({line for i in unknown for line in summary.factors[i - offset].lines}))
+        assumptions.append((_unknown_branches_text(summary.name, lines), tuple(unknown)))
+    if summary.unknown_branch_lines:  # on values loaded from memory: always both paths
+        assumptions.append((_unknown_branches_text(summary.name, summary.unknown_branch_lines), ()))
+    if summary.uninterpreted_branch_lines:
+        assumptions.append((
+            _unknown_branches_text(summary.name, summary.uninterpreted_branch_lines)
+            + f" (more than {MAX_INTERPRETED_BRANCHES} such branches in one function are not "
+            "interpreted per launch)", ()
+        ))  # fmt: skip
     if summary.irreducible:
-        assumptions.append(
-            f"{summary.name} has irreducible control flow: its cycles are not counted as loops"
-        )
+        assumptions.append((
+            f"{summary.name} has irreducible control flow: its cycles are not counted as loops", ()
+        ))  # fmt: skip
+
+
+def _unknown_branches_text(function: str, lines: tuple[int, ...]) -> str:
+    return (
+        f"branch(es) at line(s) {_text(lines)} in {function}: "
+        "condition not followed, both paths counted for every thread"
+    )
 
 
 # --------------------------------------------------------------------------- helpers
@@ -465,10 +604,24 @@ def _depends_on_block(features: KernelFeatures) -> bool:
     """Whether a block's total work changes with its size (it does unless more threads only
     split a fixed amount of work: block- or grid-stride loops over a fixed range)."""
     params = {name: _PROBE_PARAMETER for name in features.parameter_names}
+    # From the expressions alone: interpreting control slices is left to real launches, and a
+    # guard still assumed is worth 1, so groups that differ only in those add up first.
+    factors = features.factors
+    instructions: dict[tuple[int, ...], float] = {}
+    for group in features.groups:
+        key = tuple(
+            i for i in group.loops + group.guards
+            if factors[i].kind == "loop" or not factors[i].assumed
+        )  # fmt: skip
+        instructions[key] = instructions.get(key, 0.0) + group.counts[oc.INSTRUCTIONS]
     totals = []
     for threads in (128, 256):
         shape = LaunchShape(block=(threads, 1, 1), grid=(64, 1, 1))
-        per_thread = features.counts(shape, params)["instructions"]
+        env = features.environment(shape, params)
+        symbolic = [factor.value(env)[0] for factor in factors]
+        per_thread = sum(
+            math.prod(symbolic[i] for i in key) * count for key, count in instructions.items()
+        )
         totals.append(per_thread * threads)
     return not math.isclose(totals[0], totals[1], rel_tol=0.02)
 

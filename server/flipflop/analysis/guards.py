@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from flipflop.analysis import expr as ex
-from flipflop.analysis.dataflow import Both, Compare, Condition, Either, Not
+from flipflop.analysis.conditions import Both, Compare, Condition, Either, Not
 from flipflop.analysis.poly import Poly
 from flipflop.analysis.threads import index_extent, split_position
 

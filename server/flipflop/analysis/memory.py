@@ -218,7 +218,10 @@ def evaluate_site(
         return SiteShape("strided", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
                          f"lane stride needs '{missing.name}': taken as >= 32 bytes")  # fmt: skip
     if shared:
-        degree, stride = bank_conflicts(cx, cy, cz, cl, site.offset, width, *block)
+        # Moving every lane by a whole row of banks changes no bank and no word's sharing:
+        # sites that differ only so (unrolled copies) share one evaluation.
+        row = BANKS * BANK_BYTES
+        degree, stride = bank_conflicts(cx, cy, cz, cl, site.offset % row, width, *block)
         pattern: AccessPattern = "coalesced" if degree <= 1.0 else "strided"
         if stride == 0:
             pattern = "uniform"

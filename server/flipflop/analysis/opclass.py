@@ -11,12 +11,21 @@ Conventions (so numbers compare with Nsight Compute's `flop_count_*` metrics):
   MUFU.RCP).
 - Tensor FLOPs are 2·M·N·K from the shape modifier, shared out over the 32 threads of a warp
   (`mma`, `wmma`) or the 128 threads of a warpgroup (`wgmma`).
+
+Issue slots and pipes are a separate count from FLOPs: what the instruction costs in machine
+code (SASS) on the module's architecture, from the measured table of `flipflop.analysis.sass`
+(`div.rn.f32` is 1 FLOP but about ten issue slots on sm_86, six of them on the FP32 pipe and one
+on the SFU). `*_PIPE` counts are lane-instructions issued to a pipe. A form the table does not
+hold costs one slot, on the pipe of its PTX class (fp32/fp64/fp16 instructions, integer
+operations, conversions, SFU operations).
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+from flipflop.analysis import sass
 
 # Index of each count in a class vector.
 INSTRUCTIONS = 0
@@ -41,14 +50,30 @@ LOADS = 18
 STORES = 19
 CALLS = 20
 PARAM_ACCESSES = 21  # kernel-argument and call-argument loads/stores (constant bank, not memory)
-VECTOR_LENGTH = 22
+ISSUE_SLOTS = 22  # SASS instructions issued
+FP32_PIPE = 23
+FP64_PIPE = 24
+FP16_PIPE = 25
+INT_PIPE = 26
+SFU_PIPE = 27
+CONVERSION_PIPE = 28
+VECTOR_LENGTH = 29
 
 NAMES = (
     "instructions", "fp32_flops", "fp64_flops", "fp16_flops", "int_ops", "conversions",
     "sfu_ops", "tensor_flops", "atomics", "barriers", "shuffles", "branches",
     "divergent_branches", "async_copy_bytes", "fp32_instructions", "fp64_instructions",
     "fp16_instructions", "tensor_instructions", "loads", "stores", "calls", "param_accesses",
+    "issue_slots", "fp32_pipe", "fp64_pipe", "fp16_pipe", "int_pipe", "sfu_pipe",
+    "conversion_pipe",
 )  # fmt: skip
+
+# The pipe counts in the order of `sass.PIPES`.
+PIPE_INDICES = (FP32_PIPE, FP64_PIPE, FP16_PIPE, INT_PIPE, SFU_PIPE, CONVERSION_PIPE)
+# Where a form without a table entry issues: its PTX class.
+_DEFAULT_PIPE = ((FP32_PIPE, FP32_INSTRUCTIONS), (FP64_PIPE, FP64_INSTRUCTIONS),
+                 (FP16_PIPE, FP16_INSTRUCTIONS), (INT_PIPE, INT_OPS), (SFU_PIPE, SFU_OPS),
+                 (CONVERSION_PIPE, CONVERSIONS))  # fmt: skip
 
 FLOAT_TYPES = {"f32": "fp32", "f64": "fp64", "f16": "fp16", "bf16": "fp16", "tf32": "fp32",
                "f16x2": "fp16", "bf16x2": "fp16"}  # fmt: skip
@@ -98,9 +123,30 @@ def mma_shape(modifiers: tuple[str, ...]) -> tuple[int, int, int] | None:
     return None
 
 
-@lru_cache(maxsize=4096)
-def classify(opcode: str, modifiers: tuple[str, ...]) -> tuple[float, ...]:
-    """Per-execution counts of one instruction (a vector indexed by the constants above)."""
+@lru_cache(maxsize=8192)
+def classify(opcode: str, modifiers: tuple[str, ...], arch: str = "") -> tuple[float, ...]:
+    """Per-execution counts of one instruction (a vector indexed by the constants above) on
+    `arch`, an architecture of the SASS cost table (`sass.table_arch`); "" for no table."""
+    counts = _ptx_counts(opcode, modifiers)
+    cost = sass.issue_cost(".".join((opcode, *modifiers)), arch) if arch else None
+    if cost is None:
+        counts[ISSUE_SLOTS] = counts[INSTRUCTIONS]
+        for pipe, ptx_class in _DEFAULT_PIPE:
+            counts[pipe] = counts[ptx_class]
+    else:
+        counts[ISSUE_SLOTS] = cost.slots
+        for pipe, amount in zip(PIPE_INDICES, cost.pipes, strict=True):
+            counts[pipe] = amount
+    return tuple(counts)
+
+
+def classify_spelling(spelling: str, arch: str = "") -> tuple[float, ...]:
+    """`classify` of a dotted spelling such as `div.rn.f32`."""
+    opcode, *modifiers = spelling.split(".")
+    return classify(opcode, tuple(modifiers), arch)
+
+
+def _ptx_counts(opcode: str, modifiers: tuple[str, ...]) -> list[float]:
     counts = [0.0] * VECTOR_LENGTH
     counts[INSTRUCTIONS] = 1.0
     kind = data_type(modifiers)
@@ -134,7 +180,7 @@ def classify(opcode: str, modifiers: tuple[str, ...]) -> tuple[float, ...]:
         _float(counts, opcode, modifiers, family, lanes)
     elif opcode in _INT_OPS and (kind in INT_TYPES or kind is None):
         counts[INT_OPS] = 1.0
-    return tuple(counts)
+    return counts
 
 
 def _tensor(counts: list[float], modifiers: tuple[str, ...], threads: int) -> None:

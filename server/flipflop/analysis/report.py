@@ -18,18 +18,26 @@ def features_json(
     env = features.environment(shape, params)
     work = features.work(shape, params)
     counts = features.counts(shape, params)
+    launch = features.factor_values(shape, params)
     threads_per_block = shape.threads_per_block
     loop_ids = {i for i, factor in enumerate(features.factors) if factor.kind == "loop"}
     loops = []
     guards = []
     for index, factor in enumerate(features.factors):
-        value, defaulted = factor.value(env)
+        value, defaulted = launch.values[index], launch.defaulted[index]
         missing = sorted(factor.expression.symbols() - env.keys()) if defaulted else []
+        derivation = launch.derivation(features.factors, index)
+        how = launch.interpreted.get(index, factor.description)
+        if index in launch.not_interpreted:
+            how += f" (not interpreted: {launch.not_interpreted[index]})"
         entry: dict[str, Any] = {
             "function": factor.function,
             "lines": list(factor.lines),
             "expression": str(factor.expression),
             "value": _round(value),
+            "derivation": derivation,
+            "assumed": derivation == "assumed",
+            "how": how,
         }
         if factor.kind == "loop":
             entry.update({
@@ -37,8 +45,6 @@ def features_json(
                 "depth": factor.depth,
                 "parent": factor.parent if factor.parent in loop_ids else None,
                 "trip_count": _round(value),
-                "assumed": factor.assumed or defaulted,
-                "how": factor.description,
                 "missing_parameters": missing,
             })  # fmt: skip
             loops.append(entry)
@@ -46,7 +52,6 @@ def features_json(
             entry.update({
                 "active_fraction": _round(value),
                 "divergent": factor.divergent,
-                "assumed": defaulted,
                 "missing_parameters": missing,
             })  # fmt: skip
             guards.append(entry)
@@ -113,7 +118,7 @@ def features_json(
         },
         "calls": [{"callee": call.callee, "lines": list(call.lines)} for call in features.calls],
         "totals": {"per_thread": per_thread, "per_block": per_block},
-        "assumptions": list(features.assumptions),
+        "assumptions": list(work.assumptions),
     }
 
 

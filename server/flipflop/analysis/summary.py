@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
@@ -17,7 +17,9 @@ from typing import Any, Literal, NamedTuple
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
-from flipflop.analysis.dataflow import Condition, FunctionValues, negate
+from flipflop.analysis.conditions import negate
+from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
+from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
     SECTOR_BYTES,
@@ -28,7 +30,7 @@ from flipflop.analysis.memory import (
     address_operand,
     memory_space,
 )
-from flipflop.analysis.poly import LANE
+from flipflop.analysis.poly import DATA, LANE
 from flipflop.analysis.scan import FunctionScan, scan_function
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
 from flipflop.analysis.work import MemorySpace
@@ -51,6 +53,7 @@ class Factor:
     lines: tuple[int, ...]
     function: str
     divergent: bool = False  # guards: the condition differs between lanes of a warp
+    exit_of_loop: bool = False  # guards: the rest of an iteration after an exit in the middle
     depth: int = 0  # loops: nesting depth
     parent: int | None = None  # loops: the enclosing loop's factor
 
@@ -80,12 +83,17 @@ class FunctionSummary:
     unknown_branch_lines: tuple[int, ...]
     uses_tid: frozenset[str]  # "x", "y", "z"
     irreducible: bool
+    control: ControlSlice | None = None  # for interpreting the assumed factors per launch
+    # Unknown branches left out of interpretation (`MAX_INTERPRETED_BRANCHES`); those that
+    # can be interpreted are the assumed guard factors, `unknown_branch_lines` the others.
+    uninterpreted_branch_lines: tuple[int, ...] = ()
 
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
-              function_names: frozenset[str],
-              scan: FunctionScan | None = None) -> FunctionSummary:  # fmt: skip
-    """`scan` is the function's `scan_function` when the caller already has it."""
+              function_names: frozenset[str], scan: FunctionScan | None = None,
+              arch: str = "") -> FunctionSummary:  # fmt: skip
+    """`scan` is the function's `scan_function` when the caller already has it; `arch` the
+    SASS cost table's architecture for the module (`sass.table_arch`)."""
     if scan is None:
         scan = scan_function(function)
     flow = build_control_flow(function)
@@ -93,11 +101,15 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
     factors: list[Factor] = []
     loop_factor: dict[int, int] = {}
     trips: dict[int, TripCount] = {}
+    loop_targets: list[LoopTarget] = []
     for loop in flow.loops:
         count = trip_count(function, flow, values, loop)
         trips[loop.index] = count
         parent = loop_factor.get(loop.parent) if loop.parent is not None else None
         loop_factor[loop.index] = len(factors)
+        if count.assumed:
+            around = _derived_around(flow, loop.header, loop_factor, trips)
+            loop_targets.append(LoopTarget(len(factors), loop.header, loop.body, around))
         factors.append(Factor(
             "loop", count.expression, DEFAULT_TRIP_COUNT, count.assumed, count.reason,
             _loop_lines(function, loop, line_of), function.name, depth=loop.depth, parent=parent,
@@ -112,12 +124,32 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
         trip = trips[induction.loop]
         return None if start is None or trip.assumed else (start, trip.expression)
 
-    region_guards, divergent_blocks, unknown_lines = _guards(
-        function, flow, values, factors, line_of, halving
+    guard_targets: list[GuardTarget] = []
+    assumed_loops = frozenset(index for index, count in trips.items() if count.assumed)
+    region_guards, divergent_blocks, in_data, left_out = _guards(
+        function, flow, values, factors, line_of, halving, guard_targets, assumed_loops
     )
+    if flow.loops:
+        guard_targets = [
+            replace(guard, enclosing=_derived_around(flow, guard.branch, loop_factor, trips))
+            for guard in guard_targets
+        ]
     keys = _block_keys(flow, loop_factor, region_guards)
-    return _collect(function, flow, values, factors, keys, divergent_blocks, unknown_lines,
-                    line_of, function_names, scan.notable)  # fmt: skip
+    summary = _collect(function, flow, values, factors, keys, divergent_blocks, in_data,
+                       line_of, function_names, scan.notable, arch)  # fmt: skip
+    control = control_slice(function, flow, scan, kernel_params, loop_targets, guard_targets)
+    return replace(summary, control=control, uninterpreted_branch_lines=tuple(left_out))
+
+
+def _derived_around(flow: ControlFlow, block: int, loop_factor: dict[int, int],
+                    trips: dict[int, TripCount]) -> tuple[int, ...]:  # fmt: skip
+    """Factors of the loops around a block (itself excluded when it is a header) whose trip
+    counts the symbolic analysis derived."""
+    return tuple(
+        loop_factor[index]
+        for index in flow.loops_of(block)
+        if flow.loops[index].header != block and not trips[index].assumed
+    )
 
 
 def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, ...]:
@@ -137,6 +169,14 @@ def _loop_lines(function: Function, loop: Loop, line_of: LineOf) -> tuple[int, .
     return tuple(sorted(set(lines)))
 
 
+MAX_INTERPRETED_BRANCHES = 64
+"""Unknown branches a function may have for them to get factors of their own, interpreted per
+launch. Past this (fully unrolled code with a test in every copy) each branch guards little,
+and a factor each would make every extraction and evaluation pay for hundreds of groups: they
+all stay counted down both paths, as an assumption. Our choice: the measured Kernel Tuner
+search spaces (DESIGN.md §4) have at most 11 per kernel."""
+
+
 def _guards(
     function: Function,
     flow: ControlFlow,
@@ -144,12 +184,20 @@ def _guards(
     factors: list[Factor],
     line_of: LineOf,
     halving: Callable[[str], tuple[ex.Expr, ex.Expr] | None],
-) -> tuple[dict[int, list[int]], set[int], list[int]]:
+    unknown: list[GuardTarget],
+    assumed_loops: frozenset[int],
+) -> tuple[dict[int, list[int]], set[int], list[int], list[int]]:
     """Guard factors by the block that starts their region; blocks ending in a lane-divergent
-    branch; lines of branches whose condition is unknown (both paths counted in full)."""
+    branch; lines of the branches whose condition is unknown (both paths counted in full) and
+    that depend on memory; lines of those left out of interpretation. An unknown branch that
+    does not depend on memory gets a guard factor per region, worth 1 (an assumption), listed
+    in `unknown` so that a launch can interpret it; so does the rest of an iteration after an
+    exit from the middle of an assumed loop (unrolled copies of a loop test each copy)."""
     region_guards: dict[int, list[int]] = {}
     divergent: set[int] = set()
-    unknown_lines: list[int] = []
+    # (block, region, lines, whether an exit's continuation) of the interpretable ones
+    candidates: list[tuple[int, int, tuple[int, ...], bool]] = []
+    in_data: list[int] = []  # lines of unknown branches on values loaded from memory
     for block in flow.reachable_order:
         instructions = function.blocks[block].instructions
         if not instructions:
@@ -158,12 +206,16 @@ def _guards(
         if branch.opcode != "bra" or branch.guard is None or "uni" in branch.modifiers:
             continue
         predicate = branch.guard.predicate
-        if values.predicate_taint(predicate, block, len(instructions) - 1) & LANE:
+        taint = values.predicate_taint(predicate, block, len(instructions) - 1)
+        if taint & LANE:
             divergent.add(block)
         successors = flow.successors[block]
         if len(successors) != 2:
             continue
         if flow.innermost_loop[block] is not None and _leaves_a_loop(flow, block, successors):
+            stay = _continuation(flow, block, successors, assumed_loops)
+            if stay is not None and not taint & DATA:
+                candidates.append((block, stay, _branch_lines(function, block, line_of), True))
             continue
         regions = [s for s in successors if s != block and len(flow.predecessors[s]) == 1]
         if not regions:
@@ -171,15 +223,17 @@ def _guards(
         target = flow.branch_targets[block]
         condition = values.condition(predicate, block, len(instructions) - 1)
         lines = _branch_lines(function, block, line_of)
-        if condition is None:
-            unknown_lines.extend(lines)
-            continue
-        taken: Condition = negate(condition) if branch.guard.negated else condition
+        taken = None
+        if condition is not None:
+            taken = negate(condition) if branch.guard.negated else condition
         for successor in regions:
-            holds = taken if successor == target else negate(taken)
-            share = fraction(holds, halving)
+            holds = None if taken is None else taken if successor == target else negate(taken)
+            share = None if holds is None else fraction(holds, halving)
             if share is None:
-                unknown_lines.extend(lines)
+                if taint & DATA:
+                    in_data.extend(lines)
+                else:
+                    candidates.append((block, successor, lines, False))
                 continue
             if isinstance(share, ex.Const) and share.value == 1.0:
                 continue
@@ -188,7 +242,37 @@ def _guards(
                 "guard", share, 1.0, False, f"threads reaching line(s) {_text(lines)}: {share}",
                 lines, function.name, divergent=block in divergent,
             ))  # fmt: skip
-    return region_guards, divergent, sorted(set(unknown_lines))
+    left_out: list[int] = []
+    if len(candidates) > MAX_INTERPRETED_BRANCHES:
+        left_out = [line for _, _, lines, exit_of_loop in candidates if not exit_of_loop
+                    for line in lines]  # fmt: skip
+        candidates = []
+    for block, region, lines, exit_of_loop in candidates:
+        unknown.append(GuardTarget(len(factors), block, region))
+        region_guards.setdefault(region, []).append(len(factors))
+        if exit_of_loop:
+            description = f"iterations going on past the exit at line(s) {_text(lines)}: all"
+        else:
+            description = f"threads reaching line(s) {_text(lines)}: condition not followed, all"
+        factors.append(Factor(
+            "guard", ex.ONE, 1.0, True, description, lines, function.name,
+            divergent=block in divergent, exit_of_loop=exit_of_loop,
+        ))  # fmt: skip
+    return region_guards, divergent, sorted(set(in_data)), sorted(set(left_out))
+
+
+def _continuation(flow: ControlFlow, block: int, successors: tuple[int, ...],
+                  assumed_loops: frozenset[int]) -> int | None:  # fmt: skip
+    """The block an iteration of an assumed innermost loop goes on to when `block` exits the
+    loop from the middle of its body (not towards its header)."""
+    innermost = flow.innermost_loop[block]
+    if innermost is None or innermost not in assumed_loops:
+        return None
+    loop = flow.loops[innermost]
+    inside = [s for s in successors if s in loop.body]
+    if len(inside) != 1 or inside[0] == loop.header or len(flow.predecessors[inside[0]]) != 1:
+        return None
+    return inside[0]
 
 
 def _leaves_a_loop(flow: ControlFlow, block: int, successors: tuple[int, ...]) -> bool:
@@ -240,6 +324,7 @@ def _collect(
     line_of: LineOf,
     function_names: frozenset[str],
     notable: tuple[tuple[int, ...], ...],
+    arch: str,
 ) -> FunctionSummary:
     grouped_instructions: dict[Key, list[tuple[Instruction, ...]]] = {}  # counted once per key
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
@@ -293,13 +378,17 @@ def _collect(
             if branch_line is not None:
                 divergence_lines.add(branch_line)
     groups: dict[Key, tuple[float, ...]] = {}
+    classes: dict[str, list[tuple[int, float]]] = {}  # spelling -> its nonzero counts
     for key, blocks_of_key in grouped_instructions.items():
         counter = Counter(map(full_opcode, chain.from_iterable(blocks_of_key)))
         totals = list(extra[key])
         for spelling, count in counter.items():
-            for position, amount in enumerate(oc.classify(*split_opcode(spelling))):
-                if amount:
-                    totals[position] += amount * count
+            nonzero = classes.get(spelling)
+            if nonzero is None:
+                classified = oc.classify(*split_opcode(spelling), arch)
+                nonzero = classes[spelling] = [(i, a) for i, a in enumerate(classified) if a]
+            for position, amount in nonzero:
+                totals[position] += amount * count
         groups[key] = tuple(totals)
     return FunctionSummary(
         name=function.name,

@@ -6,8 +6,9 @@ A loop is understood when one of its exits compares an induction variable `A + s
   the first test: trips = 1 + #{k ≥ 0 : the test passes for 0..k};
 - top-tested loops run trips = #{k ≥ 0 : the test passes for 0..k}.
 When A depends on the thread and the threads start one step apart (block- and grid-stride
-loops) the exact average over threads is used: (B − A_base)/s. Otherwise the average thread
-(indices at their mean) stands for all.
+loops) the exact average over threads is used: (B − A_base)/s. When A is a multiple of one
+thread (or global) index plus a uniform base, each thread's count is averaged exactly over the
+index's range. Otherwise the average thread (indices at their mean) stands for all.
 
 Halving loops (`for (s = n / 2; s > 0; s >>= 1)`) run bitlen(n / 2) times.
 
@@ -20,9 +21,15 @@ from dataclasses import dataclass
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis.cfg import ControlFlow, Loop
-from flipflop.analysis.dataflow import SWAP, Compare, FunctionValues, negate
+from flipflop.analysis.conditions import SWAP, Compare, negate
+from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.poly import Poly
-from flipflop.analysis.threads import mean_position, split_position, strides_exactly
+from flipflop.analysis.threads import (
+    index_extent,
+    mean_position,
+    split_position,
+    strides_exactly,
+)
 from flipflop.ir import Function, Immediate, Register
 
 DEFAULT_TRIP_COUNT = 16.0
@@ -119,8 +126,19 @@ def _from_exit(
         return f"the exit test '{op}' never ends a loop stepping that way"
     exact_average = False
     if position.terms:
+        extent = index_extent(position)
         if strides_exactly(position if direction > 0 else -position, magnitude):
             exact_average = True
+        elif extent is not None and op != "ne":
+            # Start = scale·i + base over an index i uniform on [0, count): average each
+            # thread's own count exactly rather than count at the average start.
+            scale, count = extent
+            slope = ex.const(-scale if direction > 0 else scale)
+            passes = ex.mean_ceil_of(span, slope, stride, count)
+            trips = ex.add(passes, ex.ONE) if bottom else passes
+            shape = "bottom-tested" if bottom else "top-tested"
+            return TripCount(trips, False, f"{shape} loop, counter step {stride}, bound {bound}, "
+                             "averaged over the threads' starts")  # fmt: skip
         else:
             mean = mean_position(position)
             if mean is None:

@@ -31,6 +31,25 @@ class SiteWork:
     # Fraction of launched threads that pass the guards around the site: `accesses` divided by
     # it is what one executing thread does.
     guard_fraction: float = 1.0
+    # Lines of the loops and branches whose counts behind `accesses` are assumptions for this
+    # launch (empty when they were all derived or interpreted).
+    counted_with_assumed: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PipeWork:
+    """Per-thread machine-code (SASS) counts: issue slots and lane-instructions per pipe.
+
+    From the measured SASS cost of each PTX instruction on the module's architecture
+    (`flipflop.analysis.sass`); FLOPs stay in `ThreadWork` as Nsight Compute counts them."""
+
+    issue_slots: float
+    fp32: float
+    fp64: float
+    fp16: float
+    integer: float
+    sfu: float
+    conversion: float
 
 
 @dataclass(frozen=True)
@@ -65,9 +84,28 @@ class ThreadWork:
     # Global loads a thread issues before it waits on the first: the static loads of the code
     # region its loads come from (unrolled tiles issue theirs together), load-weighted.
     load_parallelism: float = 1.0
+    pipes: PipeWork | None = None  # None: derived from the PTX counts (`pipe_work`)
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches
+    # What this launch's counts still assume (unknown loop trips, branches, lane patterns):
+    # the kernel's assumptions less those that interpreting its control flow resolved.
+    assumptions: tuple[str, ...] = ()
+
+    def pipe_work(self) -> PipeWork:
+        """The machine-code counts; without measured ones, one slot per PTX instruction and the
+        pipes' FLOP-equivalents (an FMA's 2 FLOPs, a half2 FMA's 4, on one lane-instruction)."""
+        if self.pipes is not None:
+            return self.pipes
+        return PipeWork(
+            issue_slots=self.instructions,
+            fp32=self.fp32_flops / 2.0,
+            fp64=self.fp64_flops / 2.0,
+            fp16=self.fp16_flops / 4.0,
+            integer=self.int_ops,
+            sfu=self.sfu_ops,
+            conversion=self.conversions,
+        )
 
     @property
     def flops(self) -> float:

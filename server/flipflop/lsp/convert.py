@@ -8,6 +8,7 @@ from lsprotocol import types as lsp
 
 from flipflop.advice import Advice
 from flipflop.findings import Finding, Fix
+from flipflop.launch import LaunchShape
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.configs import described, short_label, space_summary, varying_tunables
@@ -136,8 +137,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     if summary is not None:
         parts.append(summary[0].upper() + summary[1:] + ".")
         parts.append("")
+    recommended = (
+        f"**{_markdown_escaped(described(rec.prediction))}**" if rec.prediction.params
+        else f"block **{format_shape(rec.prediction.block)}**"
+    )
     parts.append(
-        f"Recommended **{_markdown_escaped(described(rec.prediction))}**"
+        f"Recommended {recommended}"
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
@@ -184,7 +189,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     problem = launch.problem.describe()
     parts.append("")
     parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
-    assumptions = kernel.features.assumptions
+    # What the counts assume at the recommended configuration (interpreting the control flow
+    # may have resolved some of the kernel's assumptions for that launch).
+    chosen = rec.prediction
+    shape = LaunchShape(chosen.block, chosen.grid, launch.dynamic_smem_bytes)
+    features = kernel.features
+    assumptions = features.launch_assumptions(features.factor_values(shape, dict(launch.params)))
     if assumptions:
         parts.append("")
         parts.append("Assumed: " + "; ".join(assumptions))
@@ -291,9 +301,9 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
     )
 
 
-def chart_payload(result: AnalysisResult, kernel: KernelReport, launch: LaunchReport) -> dict[
-    str, Any
-]:
+def chart_payload(
+    result: AnalysisResult, kernel: KernelReport, launch: LaunchReport
+) -> dict[str, Any]:
     """The `flipflop/kernelChart` result: every configuration plus the marked points."""
     advice = launch.advice
     brief = prediction_brief

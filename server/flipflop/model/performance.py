@@ -150,15 +150,18 @@ def _unit_cycles_per_block(
         + lanes * (work.global_load_sectors + work.global_store_sectors) / SECTORS_PER_WAVEFRONT
         + lanes * work.local_bytes / SHARED_WAVEFRONT_BYTES
     )
-    # Conversions run on the quarter-rate pipe with the SFU (CUDA C++ Programming Guide,
-    # "Arithmetic Instructions" throughput table).
+    pipes = work.pipe_work()
+    # Pipes are charged machine instructions (SASS, `PipeWork`), at the profile's FLOP rates
+    # turned into lane-instructions: an FFMA or DFMA is 2 FLOPs, an HFMA2 4. Conversions run on
+    # the quarter-rate pipe with the SFU (CUDA C++ Programming Guide, "Arithmetic
+    # Instructions" throughput table).
     return (
-        ("issue", _cycles(warps * work.instructions, rates.issue_per_cycle, "issue")),
-        ("fp32", _cycles(lanes * work.fp32_flops, rates.fp32_flops, "fp32")),
-        ("fp64", _cycles(lanes * work.fp64_flops, rates.fp64_flops, "fp64")),
-        ("fp16", _cycles(lanes * work.fp16_flops, rates.fp16_flops, "fp16")),
-        ("int", _cycles(lanes * work.int_ops, rates.int_ops, "int")),
-        ("sfu", _cycles(lanes * (work.sfu_ops + work.conversions), rates.sfu_ops, "sfu")),
+        ("issue", _cycles(warps * pipes.issue_slots, rates.issue_per_cycle, "issue")),
+        ("fp32", _cycles(lanes * pipes.fp32, rates.fp32_flops / 2.0, "fp32")),
+        ("fp64", _cycles(lanes * pipes.fp64, rates.fp64_flops / 2.0, "fp64")),
+        ("fp16", _cycles(lanes * pipes.fp16, rates.fp16_flops / 4.0, "fp16")),
+        ("int", _cycles(lanes * pipes.integer, rates.int_ops, "int")),
+        ("sfu", _cycles(lanes * (pipes.sfu + pipes.conversion), rates.sfu_ops, "sfu")),
         ("tensor", _cycles(lanes * work.tensor_flops, rates.tensor_flops, "tensor")),
         ("shared", _cycles(warps * work.shared_wavefronts, wavefronts_per_cycle, "shared")),
         ("l1", _cycles(data_path, wavefronts_per_cycle, "shared")),
@@ -184,7 +187,7 @@ def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, fl
     in_flight = min(max(loads, 1.0), max(1.0, work.load_parallelism))
     dram_latency_s = profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
     barrier_cycles = working * work.barriers * BARRIER_CYCLES
-    alu_cycles = working * work.instructions * ALU_DEPENDENT_LATENCY_CYCLES
+    alu_cycles = working * work.pipe_work().issue_slots * ALU_DEPENDENT_LATENCY_CYCLES
     shared_cycles = working * work.shared_wavefronts * SHARED_LATENCY_CYCLES / in_flight
     # Local memory (spills above all) is served by L1: each reload waits an L1 hit.
     local_cycles = work.local_bytes / 2.0 / 4.0 * L1_HIT_LATENCY_CYCLES

@@ -34,14 +34,18 @@ def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) ->
     shared_bytes = work.shared_wavefronts * SHARED_WAVEFRONT_BYTES / WARP_SIZE
     l2_bytes = SECTOR_BYTES * (work.global_load_sectors + work.global_store_sectors)
     l2_bytes += work.local_bytes + work.async_copy_bytes
+    pipes = work.pipe_work()
+    # The datapath energy of a pipe's lane-instruction is that of the FMA the per-FLOP
+    # coefficient was derived from (2 FLOPs; 4 for a half2 FMA): an expanded division's six
+    # FP32 instructions cost six FMAs' worth, though it counts one FLOP.
     per_thread_pj = (
-        ("fp32", coeff.pj_per_fp32_flop * work.fp32_flops),
-        ("fp64", coeff.pj_per_fp64_flop * work.fp64_flops),
-        ("fp16", coeff.pj_per_fp16_flop * work.fp16_flops),
-        ("int", coeff.pj_per_int_op * work.int_ops),
-        ("sfu", coeff.pj_per_sfu_op * (work.sfu_ops + work.conversions)),
+        ("fp32", coeff.pj_per_fp32_flop * 2.0 * pipes.fp32),
+        ("fp64", coeff.pj_per_fp64_flop * 2.0 * pipes.fp64),
+        ("fp16", coeff.pj_per_fp16_flop * 4.0 * pipes.fp16),
+        ("int", coeff.pj_per_int_op * pipes.integer),
+        ("sfu", coeff.pj_per_sfu_op * (pipes.sfu + pipes.conversion)),
         ("tensor", coeff.pj_per_tensor_flop * work.tensor_flops),
-        ("issue", coeff.pj_per_instruction * work.instructions),
+        ("issue", coeff.pj_per_instruction * pipes.issue_slots),
         ("shared", coeff.pj_per_shared_byte * shared_bytes),
         ("l2", coeff.pj_per_l2_byte * l2_bytes),
     )

@@ -113,7 +113,7 @@ def code_fingerprint() -> str:
     digest = hashlib.sha256()
     for folder in ("ptx", "analysis", "toolchain"):
         for path in sorted((package / folder).glob("*")):
-            if path.suffix in (".py", ".lark"):
+            if path.suffix in (".py", ".lark", ".json"):  # .json: the SASS cost table
                 digest.update(path.name.encode())
                 digest.update(path.read_bytes())
     # Of this package, only what computes a cached analysis: not the cache or the workers.

@@ -1,0 +1,73 @@
+// Loops and branches whose counts follow from the launch but not from a formula the symbolic
+// analysis reads (each kernel's comment says what the launch decides).
+#define TILE 1000
+
+// A warp-stride loop unrolled by 4 over a parameter-sized row (the stride compiled in, as
+// with a tunable block size): nvcc runs (count & 3) iterations in a remainder prologue, then
+// the rest four at a time.
+__global__ void unrolled_rows(float* rows, int n)
+{
+    float* row = rows + (size_t)blockIdx.x * n;
+#pragma unroll 4
+    for (int j = threadIdx.x; j < n; j += 32) {
+        row[j] = row[j] * 2.0f;  // remainder
+    }
+}
+
+// The same with the block's runtime stride: nvcc tests the bound after every unrolled copy,
+// so an iteration may leave the loop from the middle of its body.
+__global__ void unrolled_exits(float* rows, int n)
+{
+    float* row = rows + (size_t)blockIdx.x * n;
+#pragma unroll 4
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        row[j] = row[j] * 2.0f;  // exits
+    }
+}
+
+// A loop bounded by min(): each thread handles at most 8 elements of its segment, fewer
+// near the end of the array.
+__global__ void min_bounded(float* data, int n)
+{
+    int first = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+    int count = min(8, n - first);
+    for (int k = 0; k < count; k++) {
+        data[first + k] += 1.0f;  // bounded
+    }
+}
+
+// Each block covers TILE elements; the last block's range ends at n (min of the block's end
+// and n): only the last block, which the grid's %ctaid picks out, runs fewer iterations.
+__global__ void last_block_short(float* data, int n)
+{
+    int end = min((int)(blockIdx.x + 1) * TILE, n);
+    for (int i = blockIdx.x * TILE + threadIdx.x; i < end; i += blockDim.x) {
+        data[i] = data[i] * 0.5f;  // boundary
+    }
+}
+
+// A linked-list walk: the trip count is in the data, so it stays an assumption.
+__global__ void follow_links(const int* next, float* value, int heads)
+{
+    int node = blockIdx.x * blockDim.x + threadIdx.x;
+    if (node >= heads) {
+        return;
+    }
+    float sum = 0.0f;
+    while (node >= 0) {
+        sum += value[node];  // walk
+        node = next[node];
+    }
+    value[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+// Each block handles TILE elements and only the last block's guard idles threads: the guard
+// compares the thread index with min(TILE, n - first), which %ctaid decides.
+__global__ void last_block_guard(float* data, int n)
+{
+    int first = blockIdx.x * TILE;
+    int count = min(TILE, n - first);
+    if (threadIdx.x < count) {
+        data[first + threadIdx.x] *= 2.0f;  // guarded
+    }
+}

@@ -1,0 +1,71 @@
+"""`flipflop validate` end to end on every measured search space, as `scripts/validate_all.py`
+runs it, with floors on the ranking quality the model has reached.
+
+Each kernel's seeded sample is compiled through real nvcc/NVRTC as Kernel Tuner compiled it and
+scored against the measured times. The floors are the figures of these samples less a margin:
+a model change that ranks a kernel worse fails here, one that ranks it better should raise them.
+The convolutions' larger tiles take 5-45 s each to compile, so their samples are smaller.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MEASURED = ROOT.parent / "shared" / "data" / "measured"
+
+
+def _validate_all() -> ModuleType:
+    script = ROOT / "scripts" / "validate_all.py"
+    spec = importlib.util.spec_from_file_location("validate_all", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+VALIDATE_ALL = _validate_all()
+DATASETS = {dataset.folder: dataset for dataset in VALIDATE_ALL.DATASETS}
+
+# (folder, cache file, sample, minimum ρ(time), maximum regret of the predicted fastest)
+FLOORS = (
+    ("convolution", "RTX_2080_Ti.json.gz", 16, 0.5, 0.10),  # reached: ρ 0.63, regret 0%
+    ("convolution", "RTX_3090.json.gz", 16, 0.25, 0.40),  # ρ 0.39, regret 25%
+    ("convolution_milo", "A6000.json.gz", 16, 0.2, 0.65),  # ρ 0.30, regret 49%
+    ("pnpoly", "RTX_2080_Ti.json.gz", 50, 0.5, 0.30),  # ρ 0.62, regret 19%
+    ("pnpoly", "RTX_3090.json.gz", 50, 0.7, 0.40),  # ρ 0.79, regret 28%
+    ("gemm", "RTX_2080_Ti.json.gz", 50, 0.45, 1.0),  # ρ 0.55, regret 84%
+    ("gemm", "RTX_3090.json.gz", 50, 0.45, 0.70),  # ρ 0.56, regret 55%
+    ("dedispersion", "A6000.json.gz", 50, -0.05, 0.25),  # ρ 0.08, regret 14%
+)
+
+
+def test_every_measured_cache_is_validated() -> None:
+    assert MEASURED.is_dir(), f"{MEASURED} is missing: the tests need the shared measured data"
+    on_disk = {(p.parent.name, p.name) for p in MEASURED.glob("*/*.json.gz")}
+    assert on_disk == {(folder, name) for folder, name, *_ in FLOORS}
+
+
+@pytest.mark.parametrize(("folder", "name", "sample", "min_rho", "max_regret"), FLOORS,
+                         ids=[f"{folder}-{name.split('.')[0]}" for folder, name, *_ in FLOORS])
+def test_a_measured_space_ranks_at_least_as_well_as_before(
+    folder: str, name: str, sample: int, min_rho: float, max_regret: float,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FLIPFLOP_CACHE_DIR", str(tmp_path / "cache"))
+    result = VALIDATE_ALL.run_one(MEASURED / folder / name, DATASETS[folder], sample, 1)
+    assert result["configs"] + result["excluded"] == sample
+    assert result["configs"] >= 0.8 * sample, "most measured configurations must be predicted"
+    assert result["measured"] == ["time"]
+    metrics, baselines = result["metrics"], result["baselines"]
+    assert metrics["spearman_time"] >= min_rho
+    assert 0.0 <= metrics["regret_time"] <= max_regret
+    assert 0.0 <= metrics["search_space_reduction"] < 1.0
+    for baseline in ("occupancy_heuristic", "most_threads"):
+        assert baselines[baseline]["regret_time"] >= 0.0
