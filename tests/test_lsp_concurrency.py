@@ -90,7 +90,7 @@ async def test_other_documents_are_answered_while_a_big_analysis_runs(tmp_path: 
         # answered, with the small file's numbers, before the big analysis has finished
         assert _published(client, big_uri) == [] and _analysing(client, big.name)
         assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
-        assert "Recommended **block" in hover.contents.value
+        assert "Recommended block **" in hover.contents.value
         assert lenses is not None and len(lenses) == 1
 
         published = await diagnostics_for(client, big_uri, version=1)
