@@ -109,12 +109,8 @@ def run_space(args: argparse.Namespace, argv: list[str]) -> int:
     except OSError as exc:
         print_error(Path(exc.filename or args.file), 1, 1, f"cannot read: {exc.strerror}")
         return command.EXIT_BAD_INPUT
-    except FormatError as exc:
-        print(f"{exc}".replace(": ", ": error: ", 1), file=sys.stderr)
-        return command.EXIT_BAD_INPUT
-    except (SpecError, SpaceError) as exc:
-        command.report_spec_error(args.file, exc, args.args_file)
-        return command.EXIT_BAD_INPUT
+    except (FormatError, SpecError, SpaceError) as exc:
+        return _bad_input(args, exc)
     if args.dry_run:
         return _dry_run(args, request, selection, planned, sizes)
     out = args.out or Path(f"{request.kernel}.cache.json")
@@ -134,12 +130,8 @@ def run_space(args: argparse.Namespace, argv: list[str]) -> int:
     except (GpuError, ToolchainError) as exc:
         print(f"flipflop measure: error: {exc}", file=sys.stderr)
         return command.EXIT_NO_GPU
-    except FormatError as exc:
-        print(f"{exc}".replace(": ", ": error: ", 1), file=sys.stderr)
-        return command.EXIT_BAD_INPUT
-    except (SpecError, SpaceError) as exc:
-        command.report_spec_error(args.file, exc, args.args_file)
-        return command.EXIT_BAD_INPUT
+    except (FormatError, SpecError, SpaceError) as exc:
+        return _bad_input(args, exc)
     env = environment(request, selection, summary, argv)
     env_out.parent.mkdir(parents=True, exist_ok=True)
     env_out.write_text(json.dumps(env, indent=1) + "\n")
@@ -147,6 +139,15 @@ def run_space(args: argparse.Namespace, argv: list[str]) -> int:
           f"{summary.compile_failed} failed to compile, {summary.runtime_failed} to run, "
           f"{summary.incorrect} incorrect) and {env_out}")
     return 0
+
+
+def _bad_input(args: argparse.Namespace, exc: FormatError | SpecError | SpaceError) -> int:
+    """A description, tune file or cache that cannot be used: one `FILE: error:` line."""
+    if isinstance(exc, FormatError):
+        print(f"{exc}".replace(": ", ": error: ", 1), file=sys.stderr)
+    else:
+        command.report_spec_error(args.file, exc, args.args_file)
+    return command.EXIT_BAD_INPUT
 
 
 def environment(request: SpaceRequest, selection: Selection, summary: SpaceSummary,
