@@ -88,6 +88,25 @@ def test_a_corrupt_entry_is_a_miss(tmp_path: Path, cuda_toolchain: Toolchain) ->
     assert again.ok and not again.cached
 
 
+def test_a_new_analysis_reuses_the_compilers_output(tmp_path: Path,
+                                                   cuda_toolchain: Toolchain) -> None:
+    """What the analysis stored goes stale with FlipFlop's code; the compiler's output does not,
+    so re-analysing (here: with the analysis entries gone) compiles nothing again."""
+    folder = tmp_path / "cache"
+    cache = DiskCache(folder)
+    job = _job(cuda_toolchain, "nvrtc", 128, 4)
+    first = analyze_variant(job, cache)
+    assert first.ok and (folder / f"{job.compile_key()}.pickle").is_file()
+    assert job.compile_key() != job.key()
+    for entry in folder.iterdir():
+        if entry.name != f"{job.compile_key()}.pickle":
+            entry.unlink()
+    again = analyze_variant(job, cache)
+    assert again.ok and not again.cached
+    assert again.compile_s == first.compile_s  # the stored compile, not a new one
+    assert [k.features for k in again.kernels] == [k.features for k in first.kernels]
+
+
 def test_the_cache_stays_under_its_bound(tmp_path: Path) -> None:
     cache = DiskCache(tmp_path / "cache", max_bytes=10_000)
     for index in range(40):

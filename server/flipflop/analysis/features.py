@@ -175,7 +175,10 @@ class KernelFeatures:
             evaluated = evaluate_site(site, block, env)
             work = _site_work(site, evaluated, weight, guarded)
             if site.space in _MEMORY_SPACES and not site.is_store:
-                counts = loads_by_key.setdefault(site.key, [0.0, 0.0])
+                # A region is a loop nest: ptxas predicates short guarded blocks and issues
+                # their loads together, and a branch does not wait for a load, its use does.
+                region = tuple(i for i in site.key if factors[i].kind == "loop")
+                counts = loads_by_key.setdefault(region, [0.0, 0.0])
                 counts[0] += site.accesses
                 counts[1] += weight
             if still_assumed and not still_assumed.isdisjoint(site.key):
@@ -217,6 +220,7 @@ class KernelFeatures:
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
             static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
             load_parallelism=_load_parallelism(loads_by_key),
+            chain_cycles=totals[oc.CHAIN_CYCLES],
             pipes=PipeWork(
                 issue_slots=totals[oc.ISSUE_SLOTS],
                 fp32=totals[oc.FP32_PIPE],

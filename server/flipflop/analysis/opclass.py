@@ -57,7 +57,10 @@ FP16_PIPE = 25
 INT_PIPE = 26
 SFU_PIPE = 27
 CONVERSION_PIPE = 28
-VECTOR_LENGTH = 29
+# One warp's cycles through the block, issue or dependent chain (`flipflop.analysis.chains`):
+# per execution of a block, not of an instruction.
+CHAIN_CYCLES = 29
+VECTOR_LENGTH = 30
 
 NAMES = (
     "instructions", "fp32_flops", "fp64_flops", "fp16_flops", "int_ops", "conversions",
@@ -65,7 +68,7 @@ NAMES = (
     "divergent_branches", "async_copy_bytes", "fp32_instructions", "fp64_instructions",
     "fp16_instructions", "tensor_instructions", "loads", "stores", "calls", "param_accesses",
     "issue_slots", "fp32_pipe", "fp64_pipe", "fp16_pipe", "int_pipe", "sfu_pipe",
-    "conversion_pipe",
+    "conversion_pipe", "chain_cycles",
 )  # fmt: skip
 
 # The pipe counts in the order of `sass.PIPES`.

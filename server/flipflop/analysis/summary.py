@@ -17,6 +17,7 @@ from typing import Any, Literal, NamedTuple
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
+from flipflop.analysis.chains import schedule_cycles
 from flipflop.analysis.conditions import negate
 from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
 from flipflop.analysis.dataflow import FunctionValues
@@ -337,6 +338,14 @@ def _collect(
     divergence_lines: set[int] = set()
     full_opcode = itemgetter(_SPELLING)
     blocks = function.blocks
+    slots: dict[str, float] = {}
+
+    def issue_slots(spelling: str) -> float:
+        known = slots.get(spelling)
+        if known is None:
+            known = slots[spelling] = oc.classify(*split_opcode(spelling), arch)[oc.ISSUE_SLOTS]
+        return known
+
     for block in flow.reachable_order:
         key = keys[block]
         instructions = blocks[block].instructions
@@ -346,6 +355,7 @@ def _collect(
             extra[key] = [0.0] * oc.VECTOR_LENGTH
         vector = extra[key]
         grouped.append(instructions)
+        vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, issue_slots)
         for index in notable[block]:
             instruction = instructions[index]
             opcode = instruction.opcode

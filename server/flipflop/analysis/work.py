@@ -85,6 +85,9 @@ class ThreadWork:
     # region its loads come from (unrolled tiles issue theirs together), load-weighted.
     load_parallelism: float = 1.0
     pipes: PipeWork | None = None  # None: derived from the PTX counts (`pipe_work`)
+    # One warp's cycles alone on its SM: issue slots or dependent chains, whichever is longer
+    # per block (`flipflop.analysis.chains`); None: every instruction dependent on the last.
+    chain_cycles: float | None = None
     sites: tuple[SiteWork, ...] = ()
     idle_lines: tuple[int, ...] = ()  # source lines of the guards that leave threads idle
     divergence_lines: tuple[int, ...] = ()  # source lines of thread-dependent branches

@@ -6,14 +6,9 @@ microarchitectural latencies and limits shared by Volta and newer parts.
 
 from __future__ import annotations
 
-# Dependent-issue latency of an fp32/int arithmetic instruction, in SM cycles. Jia et al.,
-# "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (2018) and the Turing
-# follow-up (2019) measure 4 cycles for FFMA/IADD3; Ampere keeps the same pipeline depth.
-ALU_DEPENDENT_LATENCY_CYCLES = 4.0
-
-# Shared-memory load latency, SM cycles: ~19 (Volta) to ~30 (Ampere) in the same microbenchmark
-# studies; we take the middle of that range.
-SHARED_LATENCY_CYCLES = 24.0
+# The instruction latencies the analysis needs too (sources there), re-exported.
+from flipflop.gpu.latencies import ALU_DEPENDENT_LATENCY_CYCLES as ALU_DEPENDENT_LATENCY_CYCLES
+from flipflop.gpu.latencies import SHARED_LATENCY_CYCLES as SHARED_LATENCY_CYCLES
 
 # One __syncthreads costs a few tens of cycles once all warps have arrived (Wong et al.,
 # "Demystifying GPU Microarchitecture through Microbenchmarking", ISPASS 2010, ~20 cycles).

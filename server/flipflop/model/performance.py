@@ -187,11 +187,18 @@ def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, fl
     in_flight = min(max(loads, 1.0), max(1.0, work.load_parallelism))
     dram_latency_s = profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
     barrier_cycles = working * work.barriers * BARRIER_CYCLES
-    alu_cycles = working * work.pipe_work().issue_slots * ALU_DEPENDENT_LATENCY_CYCLES
-    shared_cycles = working * work.shared_wavefronts * SHARED_LATENCY_CYCLES / in_flight
+    if work.chain_cycles is not None:
+        # The warp's schedule: independent chains (unrolled accumulators, shared loads issued
+        # together) overlap, a single chain waits out every latency.
+        compute_cycles = working * work.chain_cycles
+    else:
+        alu_cycles = working * work.pipe_work().issue_slots * ALU_DEPENDENT_LATENCY_CYCLES
+        compute_cycles = alu_cycles + working * work.shared_wavefronts * (
+            SHARED_LATENCY_CYCLES / in_flight
+        )
     # Local memory (spills above all) is served by L1: each reload waits an L1 hit.
     local_cycles = work.local_bytes / 2.0 / 4.0 * L1_HIT_LATENCY_CYCLES
-    path_cycles = alu_cycles + shared_cycles + barrier_cycles + local_cycles
+    path_cycles = compute_cycles + barrier_cycles + local_cycles
     return path_cycles, barrier_cycles, loads / in_flight * dram_latency_s
 
 

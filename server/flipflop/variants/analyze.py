@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -27,7 +28,7 @@ from flipflop.toolchain.diagnostics import (
 from flipflop.toolchain.discovery import Toolchain
 from flipflop.toolchain.names import instance_name, kernel_base_name
 from flipflop.toolchain.ptxas import PtxSourceMap, assemble, parse_ptxas_verbose
-from flipflop.variants.cache import DiskCache, cache_key, included_files
+from flipflop.variants.cache import DiskCache, cache_key, compile_key, included_files
 from flipflop.variants.nvrtc import compile_with_nvrtc, nvrtc_options, nvrtc_version
 
 Backend = Literal["nvrtc", "nvcc"]
@@ -47,6 +48,13 @@ class VariantJob:
 
     def key(self) -> str:
         """Hash of everything the result depends on: text, flags, toolchain, included files."""
+        return cache_key(*self._inputs())
+
+    def compile_key(self) -> str:
+        """The same inputs, for the compiler's output alone (see `compile_key`)."""
+        return compile_key(*self._inputs())
+
+    def _inputs(self) -> tuple[str | bytes, ...]:
         flags = effective_flags(self.path.absolute(), self.options)
         included = included_files(self.path.absolute(), self.text, flags.include_dirs)
         contents = [f"{p}\0".encode() + _read_bytes(p) for p in included]
@@ -54,10 +62,26 @@ class VariantJob:
             f"nvrtc {nvrtc_version()}" if self.backend == "nvrtc"
             else f"nvcc {self.toolchain.version} {self.toolchain.nvcc}"
         )
-        return cache_key(
+        return (
             compiler, self.arch, repr(flags), str(self.kernel), str(self.path.absolute()),
             self.text, *contents,
         )
+
+
+@dataclass(frozen=True)
+class CompiledVariant:
+    """What the compilers said about a variant, kept apart from its analysis (which changes
+    with FlipFlop's code more often than the compilers do). PTX is stored compressed: fully
+    unrolled tiles reach megabytes of text that compress about tenfold."""
+
+    compressed_ptx: bytes  # zlib; empty when the variant did not compile
+    diagnostics: tuple[ToolDiagnostic, ...]
+    usage: tuple[tuple[str, Resources], ...]  # ptxas's resources per kernel
+    compile_s: float
+
+    @property
+    def ptx(self) -> str:
+        return zlib.decompress(self.compressed_ptx).decode() if self.compressed_ptx else ""
 
 
 @dataclass(frozen=True)
@@ -105,12 +129,30 @@ def analyze_variant(job: VariantJob, cache: DiskCache | None = None) -> VariantA
     return result
 
 
-def _analyze(job: VariantJob, key: str, cache: DiskCache | None) -> VariantAnalysis:
+def _compiled(job: VariantJob, cache: DiskCache | None) -> CompiledVariant:
+    """The compilers' output for `job`, from the cache when an earlier analysis compiled it."""
+    key = job.compile_key() if cache is not None else ""
+    if cache is not None:
+        hit = cache.get(key)
+        if isinstance(hit, CompiledVariant):
+            return hit
     started = time.perf_counter()
     ptx, diagnostics, usage = (
         _nvrtc_compile(job) if job.backend == "nvrtc" else _nvcc_compile(job)
     )
-    compile_s = time.perf_counter() - started
+    compiled = CompiledVariant(
+        zlib.compress(ptx.encode(), 6) if ptx else b"", diagnostics, tuple(usage.items()),
+        time.perf_counter() - started,
+    )
+    if cache is not None:
+        cache.put(key, compiled)
+    return compiled
+
+
+def _analyze(job: VariantJob, key: str, cache: DiskCache | None) -> VariantAnalysis:
+    compiled = _compiled(job, cache)
+    ptx, diagnostics, usage = compiled.ptx, compiled.diagnostics, dict(compiled.usage)
+    compile_s = compiled.compile_s
     if not ptx:
         return VariantAnalysis(key, job.backend, False, diagnostics, (), "", 0, compile_s, 0.0)
     digest = hashlib.sha256(ptx.encode()).hexdigest()

@@ -23,6 +23,7 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _SUFFIX = ".pickle"
 # Bumped when the layout of what is stored changes in a way the code hash cannot see.
 _LAYOUT = "variants/1"
+_COMPILED_LAYOUT = "compiled/1"
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,20 @@ def default_cache(environ: Mapping[str, str] | None = None) -> DiskCache:
 
 
 def cache_key(*parts: str | bytes) -> str:
-    """sha256 over the parts, each length-prefixed so that no two part lists collide."""
-    digest = hashlib.sha256(_LAYOUT.encode())
-    digest.update(code_fingerprint().encode())
+    """sha256 over the parts and the analysis code, each part length-prefixed so that no two
+    part lists collide: for what the analysis computes."""
+    return _digest(_LAYOUT, code_fingerprint(), parts)
+
+
+def compile_key(*parts: str | bytes) -> str:
+    """As `cache_key`, over the compiling code only: a compiler's output stays valid when the
+    analysis changes, so a new FlipFlop re-analyses cached PTX instead of compiling again."""
+    return _digest(_COMPILED_LAYOUT, compile_fingerprint(), parts)
+
+
+def _digest(layout: str, code: str, parts: Iterable[str | bytes]) -> str:
+    digest = hashlib.sha256(layout.encode())
+    digest.update(code.encode())
     for part in parts:
         data = part.encode("utf-8", "surrogateescape") if isinstance(part, str) else part
         digest.update(len(data).to_bytes(8, "little"))
@@ -117,7 +129,21 @@ def code_fingerprint() -> str:
                 digest.update(path.name.encode())
                 digest.update(path.read_bytes())
     # Of this package, only what computes a cached analysis: not the cache or the workers.
-    for name in ("ir.py", "resources.py", "launch.py", "variants/analyze.py", "variants/nvrtc.py"):
+    for name in ("ir.py", "resources.py", "launch.py", "gpu/latencies.py", "variants/analyze.py",
+                 "variants/nvrtc.py"):
+        digest.update((package / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def compile_fingerprint() -> str:
+    """Hash of the code that runs the compilers and reads their output (flags, ptxas's report)."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted((package / "toolchain").glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    for name in ("resources.py", "variants/nvrtc.py"):
         digest.update((package / name).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -1,0 +1,103 @@
+"""How long one warp takes through a basic block when nothing else competes for its SM.
+
+A warp issues one instruction per cycle at best, and an instruction waits until the registers
+it reads are written. PTX order is not the machine's: ptxas list-schedules each block, moving
+independent work (a tile's loads, other accumulators) into the gaps, so a block costs the larger
+of its issue slots and its longest dependent chain — the bound a list schedule reaches within a
+factor of two (Graham, 1969), and the per-warp ILP term of GPU models (Hong & Kim, ISCA 2009;
+GPUMech, Huang et al., MICRO 2014). A thread with eight independent FMA chains takes about a
+cycle per FMA, one chain four (`ALU_DEPENDENT_LATENCY_CYCLES`).
+
+Latencies: arithmetic takes the dependent-issue latency per machine instruction it expands to
+(`div.rn.f32` is a chain of about ten), shared-memory loads the shared latency. Loads from global
+and local memory count as arithmetic here: what they wait on DRAM is the model's separate
+memory chain (`flipflop.model.performance`), which must not be counted twice.
+
+Registers written by earlier blocks are taken as ready when the block starts; results still in
+flight at its end are waited for (a loop's accumulator chain is paced by its latency).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from flipflop.gpu.latencies import ALU_DEPENDENT_LATENCY_CYCLES, SHARED_LATENCY_CYCLES
+from flipflop.ir import (
+    Address,
+    Instruction,
+    Negated,
+    Operand,
+    PredicatePair,
+    Register,
+    Vector,
+)
+
+IssueSlots = Callable[[str], float]  # machine instructions of a PTX spelling
+_SHARED_LOADS = frozenset(("ldmatrix",))
+# Opcodes whose first operand is read, not written (stores, branches, barriers, ...).
+_NO_DESTINATION = frozenset((
+    "bra", "brx", "ret", "exit", "call", "trap", "membar", "fence", "nanosleep", "pmevent",
+    "griddepcontrol", "setmaxnreg", "prefetch", "prefetchu", "st", "red", "cp", "sust",
+    "stmatrix", "discard", "applypriority", "bar", "barrier", "mbarrier",
+))  # fmt: skip
+
+
+def schedule_cycles(instructions: Sequence[Instruction], issue_slots: IssueSlots) -> float:
+    """Cycles one warp spends on `instructions` as a list scheduler orders them: at least one
+    cycle per issue slot, and at least the longest dependent chain."""
+    ready: dict[str, float] = {}  # register -> cycle its value is available
+    slots_total = 0.0
+    longest = 0.0
+    for instruction in instructions:
+        operands = instruction.operands
+        slots = max(1.0, issue_slots(instruction.full_opcode))
+        writes: Sequence[Operand] = ()
+        reads: Sequence[Operand] = operands
+        if operands and instruction.opcode not in _NO_DESTINATION:
+            writes, reads = operands[:1], operands[1:]
+        start = 0.0
+        for operand in reads:
+            start = max(start, _latest(operand, ready))
+        if instruction.guard is not None:
+            start = max(start, ready.get(instruction.guard.predicate, 0.0))
+        done = start + _latency(instruction, slots)
+        for operand in writes:
+            _mark(operand, done, ready)
+        slots_total += slots
+        longest = max(longest, done)
+    return max(slots_total, longest)
+
+
+def _latency(instruction: Instruction, slots: float) -> float:
+    opcode = instruction.opcode
+    if opcode in _SHARED_LOADS or (
+        opcode in ("ld", "ldu") and any(m.startswith("shared") for m in instruction.modifiers)
+    ):
+        return SHARED_LATENCY_CYCLES
+    return slots * ALU_DEPENDENT_LATENCY_CYCLES
+
+
+def _latest(operand: Operand, ready: dict[str, float]) -> float:
+    if isinstance(operand, Register):
+        return ready.get(operand.name, 0.0)
+    if isinstance(operand, Address):
+        base = operand.base
+        return ready.get(base.name, 0.0) if isinstance(base, Register) else 0.0
+    if isinstance(operand, Vector):
+        return max((_latest(element, ready) for element in operand.elements), default=0.0)
+    if isinstance(operand, Negated):
+        return _latest(operand.operand, ready)
+    if isinstance(operand, PredicatePair):
+        return max(_latest(operand.first, ready), _latest(operand.second, ready))
+    return 0.0
+
+
+def _mark(operand: Operand, cycle: float, ready: dict[str, float]) -> None:
+    if isinstance(operand, Register):
+        ready[operand.name] = cycle
+    elif isinstance(operand, Vector):
+        for element in operand.elements:
+            _mark(element, cycle, ready)
+    elif isinstance(operand, PredicatePair):
+        _mark(operand.first, cycle, ready)
+        _mark(operand.second, cycle, ready)
