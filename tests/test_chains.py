@@ -20,7 +20,7 @@ from flipflop.model.performance import launch_cost
 from flipflop.ptx import parse_ptx
 
 NVCC = nvcc_for_tests()
-KERNELS = Path(__file__).parent / "chain_kernels"
+KERNELS = Path(__file__).parent / "model_kernels"
 
 
 def _block(body: str) -> list:  # type: ignore[type-arg]

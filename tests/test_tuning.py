@@ -213,3 +213,24 @@ def test_a_template_kernel_is_tuned_through_its_arguments(tmp_path: Path) -> Non
     # Each configuration is its own instantiation: the smaller tile holds less shared memory.
     assert by_bm[32]["block"] == [256, 1, 1] and by_bm[64]["block"] == [512, 1, 1]
     assert kernel["display_name"].startswith("void sgemm1D<")
+
+
+def test_a_kernel_defined_in_an_included_file_takes_parameters_by_name(tmp_path: Path) -> None:
+    """CLBlast keeps its kernels in included `.opencl` parts: `--param` still names them."""
+    body = "".join(line for line in SCALE.read_text().splitlines(keepends=True)
+                   if "flipflop:" not in line)  # fmt: skip
+    (tmp_path / "body.h").write_text(body)
+    main = tmp_path / "main.cu"
+    main.write_text('#include "body.h"\n')
+    space = ("--kernel", "tiled_scale", "--gpu", "rtx3090", "--tune", "block_size_x=256",
+             "--problem-size", "16777216", "--grid-div-x", "block_size_x")  # fmt: skip
+    half = _analyze_json(tmp_path, str(main), *space, "--param", "n=8388608", "--param", "m=3")
+    every = _analyze_json(tmp_path, str(main), *space, "--param", "n=16777216")
+    # Half the threads stop at the bounds test: the predictions differ only if `n` was read
+    # (an unmatched name used to be dropped silently, leaving the bounds test a guess).
+    times = [report["kernels"][0]["configs"][0]["time_s"] for report in (half, every)]
+    assert abs(times[0] - times[1]) > 0.1 * times[1]
+    assert half["notes"] == [
+        "--param m: no such parameter of tiled_scale (its parameters: out, in, factor, n); ignored"
+    ]
+    assert every["notes"] == []

@@ -24,7 +24,8 @@ from flipflop.analysis import KernelFeatures
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.resources import Resources
-from flipflop.source.model import Annotation, SourceFile
+from flipflop.source.model import Annotation, Kernel, SourceFile
+from flipflop.source.parse import parse_source
 from flipflop.space.errors import SpaceError
 from flipflop.space.kernel_tuner import (
     KernelTunerLaunch,
@@ -50,8 +51,9 @@ from flipflop.space.tunables import (
     SearchSpace,
 )
 from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
+from flipflop.toolchain.compile import effective_flags
 from flipflop.variants.analyze import Backend, VariantAnalysis, VariantJob
-from flipflop.variants.cache import DiskCache, default_cache
+from flipflop.variants.cache import DiskCache, default_cache, included_files
 from flipflop.variants.nvrtc import nvrtc_version
 from flipflop.variants.pool import PoolOptions, Progress, analyze_variants
 
@@ -141,6 +143,14 @@ def analyze_space(
         cache = default_cache()
 
     template = TemplateKernel.of(kernel_name, source)
+    declared = kernel_declaration(path, source_text, source, kernel_name, compile_options)
+    unmatched = unmatched_parameters(declared, request)
+    if unmatched:
+        named = ", ".join(p.name for p in declared.parameters) if declared else "not found"
+        notes.append(
+            f"--param {', '.join(unmatched)}: no such parameter of {kernel_name} "
+            f"(its parameters: {named}); ignored"
+        )
 
     def job(configuration: Configuration, backend: Backend) -> VariantJob:
         text = launch.prepare_source(configuration, source_text)
@@ -155,7 +165,7 @@ def analyze_space(
     analyses = analyze_variants([job(c, backend) for c in configurations], cache, pool,
                                 cancel=cancel, progress=progress)
     return _advise(
-        profile, source, kernel_name, request, space, launch, configurations, analyses,
+        profile, declared, source, kernel_name, request, space, launch, configurations, analyses,
         SpaceReport(
             space=space, launch=launch, size=size, evaluated=len(configurations),
             variants=len({a.key for a in analyses}),
@@ -193,8 +203,36 @@ def _backend(
     return ("nvcc" if fallback.ok else "nvrtc"), fresh
 
 
+def kernel_declaration(path: Path, text: str, source: SourceFile, kernel_name: str,
+                       options: CompileOptions) -> Kernel | None:  # fmt: skip
+    """The kernel's definition: in the file, else in a file it includes (a kernel body kept in
+    a header, as CLBlast's `.opencl` parts are), for its parameter names."""
+    name = kernel_name.split("<", 1)[0].strip()
+    found = source.kernel(name)
+    if found is not None:
+        return found
+    folders = effective_flags(path.absolute(), options).include_dirs
+    for included in included_files(path.absolute(), text, folders):
+        try:
+            found = parse_source(included.read_text(errors="replace")).kernel(name)
+        except OSError:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
+def unmatched_parameters(declared: Kernel | None, request: LaunchRequest) -> list[str]:
+    """Names in `--param` that are neither a source parameter of the kernel nor a PTX name."""
+    known = {p.name for p in declared.parameters} if declared is not None else set()
+    return [
+        name for name, _ in request.params if name not in known and "_param_" not in name
+    ]
+
+
 def _advise(
     profile: GpuProfile,
+    source_kernel: Kernel | None,
     source: SourceFile,
     kernel_name: str,
     request: LaunchRequest,
@@ -207,7 +245,6 @@ def _advise(
     slack: float,
     power_limits: bool,
 ) -> SpaceAnalysis:
-    source_kernel = source.kernel(kernel_name.split("<", 1)[0].strip())
     candidates: list[SpaceCandidate] = []
     excluded: list[Excluded] = []
     standing: dict[Configuration, tuple[VariantAnalysis, int]] = {}

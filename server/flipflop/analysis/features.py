@@ -19,7 +19,7 @@ from flipflop.analysis import opclass as oc
 from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
-from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
+from flipflop.analysis.memory import SiteShape, StaticSite, block_footprint_sectors, evaluate_site
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -169,11 +169,13 @@ class KernelFeatures:
         sums: dict[str, float] = {}
         factors = self.factors
         loads_by_key: dict[tuple[int, ...], list[float]] = {}
-        for site in self.sites:
+        evaluated_sites = [evaluate_site(site, block, env) for site in self.sites]
+        kinds = [factor.kind for factor in factors]
+        l1_misses = _l1_miss_shares(self.sites, evaluated_sites, kinds, block, env)
+        for site, evaluated, misses in zip(self.sites, evaluated_sites, l1_misses, strict=True):
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
-            evaluated = evaluate_site(site, block, env)
-            work = _site_work(site, evaluated, weight, guarded)
+            work = _site_work(site, evaluated, weight, guarded, misses)
             if site.space in _MEMORY_SPACES and not site.is_store:
                 # A region is a loop nest: ptxas predicates short guarded blocks and issues
                 # their loads together, and a branch does not wait for a load, its use does.
@@ -208,6 +210,7 @@ class KernelFeatures:
             global_store_bytes=sums.get("global_store_bytes", 0.0),
             global_load_sectors=sums.get("global_load_sectors", 0.0),
             global_store_sectors=sums.get("global_store_sectors", 0.0),
+            global_load_l1_misses=sums.get("global_load_l1_misses", 0.0),
             local_bytes=sums.get("local_bytes", 0.0),
             shared_accesses=sums.get("shared_accesses", 0.0),
             shared_wavefronts=sums.get("shared_wavefronts", 0.0),
@@ -473,11 +476,59 @@ def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float
     return max(1.0, weighted / dynamic)
 
 
-def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float) -> SiteWork:
+def _l1_miss_shares(
+    sites: Sequence[StaticSite],
+    shapes: Sequence[SiteShape],
+    kinds: Sequence[str],
+    block: tuple[int, int, int],
+    env: Mapping[str, float],
+) -> list[float]:
+    """Per site, the share of its requested sectors that miss L1: what the block's threads and
+    the site's unrolled copies touch more than once is served by L1 (global loads are cached in
+    L1 on compute capability 7.0 and newer, CUDA C++ Programming Guide, "Global Memory" of each
+    compute capability). Sites of one source access (same line, lane pattern and loop nest,
+    whatever their offsets) share one footprint: the window of an unrolled stencil. `kinds` are
+    the factors' kinds ("loop" or "guard")."""
+    shares = [1.0] * len(sites)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for index, site in enumerate(sites):
+        if (site.space in ("global", "tex") and not site.is_store
+                and site.kind in ("affine", "uniform") and site.copy_offsets is not None
+                and shapes[index].sectors > 0.0):  # fmt: skip
+            # Copies behind their own bounds tests (a guarded stencil) are one access still:
+            # the loop nest, not the guards, says which copies run together.
+            loops = tuple(i for i in site.key if kinds[i] == "loop")
+            group = (site.space, site.width_bytes, site.lane_coefficients, site.lines, loops)
+            groups.setdefault(group, []).append(index)
+    threads = block[0] * block[1] * block[2]
+    for members in groups.values():
+        first = sites[members[0]]
+        try:
+            cx, cy, cz, cl = (
+                (round(c.evaluate(env)) for c in first.lane_coefficients)
+                if first.lane_coefficients is not None
+                else (0, 0, 0, 0)  # uniform: every thread at the same address
+            )
+        except ex.MissingSymbol:
+            continue
+        offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
+        touched = block_footprint_sectors(cx, cy, cz, cl, offsets, first.width_bytes, *block)
+        if touched is None:
+            continue
+        requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
+        share = min(1.0, touched / requested) if requested > 0.0 else 1.0
+        for index in members:
+            shares[index] = share
+    return shares
+
+
+def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float,
+               l1_miss_share: float = 1.0) -> SiteWork:  # fmt: skip
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
     return SiteWork(
+        l1_miss_sectors=sectors * l1_miss_share,
         space=site.space,
         is_store=site.is_store,
         pattern=shape.pattern,
@@ -496,7 +547,10 @@ def _accumulate(sums: dict[str, float], site: StaticSite, work: SiteWork) -> Non
     if space in ("global", "generic", "tex"):
         direction = "store" if site.is_store else "load"
         for name, amount in ((f"global_{direction}_bytes", work.bytes_requested),
-                             (f"global_{direction}_sectors", work.sectors)):  # fmt: skip
+                             (f"global_{direction}_sectors", work.sectors),
+                             (f"global_{direction}_l1_misses",
+                              work.sectors if work.l1_miss_sectors is None
+                              else work.l1_miss_sectors)):  # fmt: skip
             sums[name] = sums.get(name, 0.0) + amount
     elif space == "local":
         sums["local_bytes"] = sums.get("local_bytes", 0.0) + work.bytes_requested

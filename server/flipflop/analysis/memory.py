@@ -21,7 +21,7 @@ Assumptions, reported where used:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -64,6 +64,9 @@ class StaticSite:
     key: tuple[int, ...]  # weight factors
     accesses: float = 1.0  # identical instructions merged into this site
     async_copy: bool = False
+    # The distinct constant offsets of the merged instructions (unrolled copies), for the
+    # block's footprint; None when there were more than `MAX_COPY_OFFSETS`.
+    copy_offsets: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -297,3 +300,57 @@ def bank_conflicts(
     first_warp = warps[0] if warps else [0]
     stride = first_warp[1] - first_warp[0] if len(first_warp) > 1 else 0
     return actual / max(1, ideal), abs(stride)
+
+
+MAX_COPY_OFFSETS = 16_384  # distinct offsets a merged site keeps for its footprint
+MAX_FOOTPRINT_INTERVALS = 200_000  # past this a block's footprint is not worked out
+
+
+@lru_cache(maxsize=4096)
+def block_footprint_sectors(
+    cx: int, cy: int, cz: int, cl: int, offsets: tuple[int, ...], width: int,
+    bx: int, by: int, bz: int,
+) -> int | None:
+    """Distinct 32-byte sectors one block touches through copies of an access at `offsets`
+    (unrolled code repeats one access at constant distances), None when the lane pattern is not
+    a plain function of the thread index or the footprint is too fragmented to enumerate.
+
+    Each copy's threads with one (y, z) cover `[a, a + |cx|·(bx − 1) + width)`; when `|cx|` is
+    more than a sector, every thread is its own interval instead. The copies' intervals are
+    merged once, then shifted to every (y, z) of the block and merged again.
+    """
+    if cl != 0 or not offsets:
+        return None
+    if abs(cx) <= SECTOR_BYTES:
+        row_span = abs(cx) * (bx - 1) + width
+        row_start = min(0, cx * (bx - 1))
+        runs = _merged((o + row_start, o + row_start + row_span) for o in sorted(offsets))
+        shifts = [cy * y + cz * z for z in range(bz) for y in range(by)]
+    else:
+        runs = _merged((o, o + width) for o in sorted(offsets))
+        shifts = [cx * x + cy * y + cz * z for z in range(bz) for y in range(by) for x in range(bx)]
+    if len(runs) * len(shifts) > MAX_FOOTPRINT_INTERVALS:
+        return None
+    merged = _merged(sorted((s + a, s + b) for s in shifts for a, b in runs))
+    sectors = 0
+    last = None  # the last sector counted: neighbouring runs may share one
+    for start, end in merged:
+        first, final = start // SECTOR_BYTES, (end - 1) // SECTOR_BYTES
+        if last is not None and first <= last:
+            first = last + 1
+        if final >= first:
+            sectors += final - first + 1
+        last = final if last is None else max(last, final)
+    return sectors
+
+
+def _merged(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Half-open intervals, sorted by start, merged where they overlap or touch."""
+    merged: list[tuple[int, int]] = []
+    for start, end in intervals:
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged

@@ -23,6 +23,7 @@ from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, con
 from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.memory import (
+    MAX_COPY_OFFSETS,
     SECTOR_BYTES,
     AddressKind,
     LaneCoefficients,
@@ -378,10 +379,12 @@ def _collect(
                              offset % SECTOR_BYTES, lines, key, copy)  # fmt: skip
                     known = sites.get(merge)
                     if known is None:
-                        sites[merge] = [fields, 1.0]
+                        sites[merge] = [fields, 1.0, {offset}]
                     else:  # the latest occurrence describes the merged site
                         known[0] = fields
                         known[1] += 1.0
+                        if len(known[2]) <= MAX_COPY_OFFSETS:
+                            known[2].add(offset)
         if block in divergent_blocks:
             vector[oc.DIVERGENT_BRANCHES] += 1.0
             branch_line = line_of(instructions[-1])
@@ -404,7 +407,7 @@ def _collect(
         name=function.name,
         factors=tuple(factors),
         groups=tuple(groups.items()),
-        sites=tuple(_build_site(fields, count) for fields, count in sites.values()),
+        sites=tuple(_build_site(*merged) for merged in sites.values()),
         calls=tuple(calls),
         divergence_lines=tuple(sorted(divergence_lines)),
         unknown_branch_lines=tuple(unknown_lines),
@@ -433,10 +436,11 @@ class _StaticAccess(NamedTuple):
 _NOT_SEEN = _StaticAccess("global", False, "", 0)  # stands for "not looked up yet"
 
 
-def _build_site(fields: _SiteFields, count: float) -> StaticSite:
+def _build_site(fields: _SiteFields, count: float, offsets: set[int]) -> StaticSite:
     space, is_store, operation, width, kind, lane, offset, lines, key, async_copy = fields
+    kept = tuple(sorted(offsets)) if len(offsets) <= MAX_COPY_OFFSETS else None
     return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
-                      accesses=count, async_copy=async_copy)  # fmt: skip
+                      accesses=count, async_copy=async_copy, copy_offsets=kept)  # fmt: skip
 
 
 def _static_access(instruction: Instruction) -> _StaticAccess | None:

@@ -34,6 +34,8 @@ class SiteWork:
     # Lines of the loops and branches whose counts behind `accesses` are assumptions for this
     # launch (empty when they were all derived or interpreted).
     counted_with_assumed: tuple[int, ...] = ()
+    # The part of `sectors` that misses L1 and goes on to L2/DRAM; None: all of it.
+    l1_miss_sectors: float | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ class ThreadWork:
     divergent_branches: float
     active_fraction: float  # fraction of launched threads that do the guarded main work
     async_copy_bytes: float = 0.0  # cp.async / TMA bytes
+    # Load sectors that miss L1 (the block's threads and unrolled copies share the rest);
+    # None: every load sector goes to L2/DRAM.
+    global_load_l1_misses: float | None = None
     # PTX instructions of the kernel as written (callees included), each counted once: with
     # `instructions` it says how often an instruction of the code runs on average.
     static_instructions: float = 0.0
@@ -116,5 +121,9 @@ class ThreadWork:
 
     @property
     def dram_bytes(self) -> float:
-        """Bytes moved between SM and memory: 32-byte sectors of global and local traffic."""
-        return 32.0 * (self.global_load_sectors + self.global_store_sectors) + self.local_bytes
+        """Bytes moved between SM and memory: 32-byte sectors of global and local traffic that
+        L1 does not serve."""
+        loads = self.global_load_sectors
+        if self.global_load_l1_misses is not None:
+            loads = min(loads, self.global_load_l1_misses)
+        return 32.0 * (loads + self.global_store_sectors) + self.local_bytes

@@ -1,0 +1,88 @@
+"""What a block's threads and unrolled copies share through L1: exact footprints, and a stencil
+read straight from global memory costed at its distinct sectors, not its requests."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cuda_toolchain import nvcc_for_tests
+from flipflop.analysis import extract_features
+from flipflop.analysis.memory import block_footprint_sectors
+from flipflop.launch import LaunchShape
+from flipflop.ptx import parse_ptx
+
+NVCC = nvcc_for_tests()
+KERNELS = Path(__file__).parent / "model_kernels"
+
+
+def _brute(cx: int, cy: int, cz: int, offsets: tuple[int, ...], width: int,
+           block: tuple[int, int, int]) -> int:  # fmt: skip
+    bx, by, bz = block
+    sectors: set[int] = set()
+    for offset in offsets:
+        for z in range(bz):
+            for y in range(by):
+                for x in range(bx):
+                    address = offset + cx * x + cy * y + cz * z
+                    sectors.update(range(address // 32, (address + width - 1) // 32 + 1))
+    return len(sectors)
+
+
+@pytest.mark.parametrize(
+    ("cx", "cy", "offsets", "width", "block", "sectors"),
+    [
+        (4, 0, (0,), 4, (32, 1, 1), 4),  # a warp of consecutive floats
+        (4, 4112, tuple(4 * j for j in range(5)), 4, (32, 8, 1), 40),  # 5 taps: 36 floats/row
+        (0, 0, tuple(4 * k for k in range(25)), 4, (256, 1, 1), 4),  # uniform weights: 100 B
+        (128, 0, (0,), 4, (32, 1, 1), 32),  # a sector per thread
+        (-4, 0, (124,), 4, (32, 1, 1), 4),  # descending lanes
+    ],
+)
+def test_known_footprints(cx: int, cy: int, offsets: tuple[int, ...], width: int,
+                          block: tuple[int, int, int], sectors: int) -> None:  # fmt: skip
+    assert block_footprint_sectors(cx, cy, 0, 0, offsets, width, *block) == sectors
+    assert _brute(cx, cy, 0, offsets, width, block) == sectors
+
+
+def test_footprints_match_enumeration() -> None:
+    generator = random.Random(7)
+    for _ in range(300):
+        cx = generator.choice((0, 1, 2, 4, 8, 12, 16, 32, 36, 64, -4, -8))
+        cy = generator.choice((0, 4, 64, 132, 4096, 4112, -512))
+        cz = generator.choice((0, 256, 65536))
+        width = generator.choice((1, 2, 4, 8, 16))
+        offsets = tuple(generator.sample(range(0, 2048, generator.choice((1, 4, 16))),
+                                         generator.randint(1, 12)))  # fmt: skip
+        block = (generator.choice((1, 3, 16, 32, 48)), generator.choice((1, 2, 5)),
+                 generator.choice((1, 2)))  # fmt: skip
+        expected = _brute(cx, cy, cz, offsets, width, block)
+        assert block_footprint_sectors(cx, cy, cz, 0, offsets, width, *block) == expected
+
+
+def test_lane_patterns_it_cannot_enumerate_say_so() -> None:
+    assert block_footprint_sectors(4, 0, 0, 4, (0,), 4, 32, 1, 1) is None  # by lane id
+    assert block_footprint_sectors(4, 0, 0, 0, (), 4, 32, 1, 1) is None
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_a_direct_stencil_costs_its_distinct_sectors(tmp_path: Path) -> None:
+    assert NVCC is not None
+    ptx = tmp_path / "direct_stencil.ptx"
+    subprocess.run([NVCC, "-ptx", "-arch=sm_86", str(KERNELS / "direct_stencil.cu"), "-o",
+                    str(ptx)], check=True, capture_output=True)  # fmt: skip
+    module = parse_ptx(ptx.read_text(), str(ptx))
+    (kernel,) = module.kernels
+    features = extract_features(module, kernel.name)
+    work = features.work(LaunchShape((32, 8, 1), (32, 128, 1)), {})
+    # Requested per warp: 25 input taps at 4 or 5 sectors each (5 where a tap is not
+    # sector-aligned), 25 weights at one sector each: 125–150 sectors, ~4.5 per thread.
+    assert 125 <= 32 * work.global_load_sectors <= 150
+    # Distinct per block: 12 rows of 36 floats (5 or 6 sectors each, by alignment) and the
+    # 100 B of weights (4 sectors): 64–76 sectors over 256 threads, plus the 4-byte store.
+    assert work.global_load_l1_misses is not None
+    assert 64 / 256 - 1e-9 <= work.global_load_l1_misses <= 76 / 256 + 1e-9
+    assert work.dram_bytes == pytest.approx(32 * work.global_load_l1_misses + 4.0, rel=0.01)
