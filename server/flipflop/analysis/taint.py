@@ -28,6 +28,8 @@ LOADS = frozenset(("ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "wmma", "txq"
 _ANY_LANE_DATA = frozenset(("atom", "match"))
 _LANE_EXCHANGES = frozenset(("shfl",))
 _WARP_WIDE = frozenset(("vote", "redux", "activemask", "elect"))
+_STATE_SPACES = frozenset(("global", "shared", "shared::cta", "shared::cluster", "local",
+                           "const", "param"))  # fmt: skip
 ADDS_TAINT = LOADS | _ANY_LANE_DATA | _LANE_EXCHANGES | _WARP_WIDE
 """Opcodes whose value depends on more than their operands: `RegisterTaints.sources` adds the
 rest."""
@@ -63,6 +65,7 @@ class RegisterTaints:
         self._multiple_sites = multiple_sites
         self.kernel_params = kernel_params
         self._taints: dict[str, int] = {}
+        self._local_values: tuple[str, ...] | None = None  # see `_stored_locally`
 
     def is_written(self, name: str) -> bool:
         return name in self._single_site or name in self._multiple_sites
@@ -90,6 +93,12 @@ class RegisterTaints:
             if opcode == "ld" and "param" in space:
                 if not self._reads_kernel_param(instruction):
                     base |= DATA | THREAD | LANE  # a callee's argument or a call's result
+            elif opcode == "ld" and "local" in space:
+                stored = self._stored_locally()
+                if stored is None:
+                    base |= DATA
+                else:
+                    sources.extend(stored)
             else:
                 base |= DATA
         elif opcode in _ANY_LANE_DATA:
@@ -99,6 +108,33 @@ class RegisterTaints:
         elif opcode in _WARP_WIDE:
             base |= DATA
         return tuple(sources), base
+
+    def _stored_locally(self) -> tuple[str, ...] | None:
+        """The registers the function stores to local memory, which is private to the thread:
+        a local load returns one of them (a `volatile` variable kept on the stack holds the
+        thread index it was given, not data). None when local memory may also be written
+        another way — a generic store, a call or a local address taken — and a local load is
+        then data."""
+        if self._local_values is not None:
+            return self._local_values or None
+        names: list[str] = []
+        for block in self._instructions:
+            for instruction in block:
+                opcode = instruction.opcode
+                if opcode == "call" or (opcode == "cvta" and "local" in instruction.modifiers):
+                    self._local_values = ()
+                    return None
+                if opcode not in ("st", "atom", "red") or "param" in instruction.modifiers:
+                    continue
+                if "local" not in instruction.modifiers:
+                    if not any(m in _STATE_SPACES for m in instruction.modifiers):
+                        self._local_values = ()  # generic: it may reach the stack
+                        return None
+                    continue
+                for operand in instruction.operands[1:]:
+                    names.extend(source_registers(operand))
+        self._local_values = tuple(names) if names else ()
+        return self._local_values or None
 
     def _reads_kernel_param(self, instruction: Instruction) -> bool:
         for operand in instruction.operands[1:]:
