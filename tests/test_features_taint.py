@@ -152,3 +152,51 @@ def test_a_value_kept_on_the_stack_is_not_data() -> None:
     (site,) = [s for s in extract_features(generic, "stack").sites
                if s.space == "global" and not s.is_store]  # fmt: skip
     assert site.kind == "indirect"
+
+
+ROW_TABLE = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry rows(
+\t.param .u64 rows_param_0,
+\t.param .u64 rows_param_1
+)
+{
+\t.reg .b32 \t%r<6>;
+\t.reg .b64 \t%rd<10>;
+\t.reg .f32 \t%f<2>;
+
+\tld.param.u64 \t%rd1, [rows_param_0];
+\tld.param.u64 \t%rd2, [rows_param_1];
+\tcvta.to.global.u64 \t%rd3, %rd1;
+\tcvta.to.global.u64 \t%rd4, %rd2;
+\tmov.u32 \t%r1, %tid.x;
+\tmov.u32 \t%r2, %tid.y;
+\tmul.wide.u32 \t%rd5, %r2, 4;
+\tadd.s64 \t%rd6, %rd4, %rd5;
+\tld.global.u32 \t%r3, [%rd6];
+\tadd.s32 \t%r4, %r3, %r1;
+\tmul.wide.u32 \t%rd7, %r4, 4;
+\tadd.s64 \t%rd8, %rd3, %rd7;
+\tld.global.f32 \t%f1, [%rd8];
+\tst.global.f32 \t[%rd8], %f1;
+\tret;
+}
+"""
+
+
+def test_an_offset_loaded_per_row_keeps_the_rows_coalesced() -> None:
+    """`in[shift[threadIdx.y] + threadIdx.x]`, dedispersion's access: the loaded offset is
+    the same across a warp when the block is a whole number of warps wide."""
+    features = extract_features(parse_ptx(ROW_TABLE, "rows.ptx"), "rows")
+    kinds = [site.kind for site in features.sites]
+    assert "row_data" in kinds
+    index = kinds.index("row_data")
+    wide = features.work(LaunchShape((32, 4, 1), (64, 1, 1)), {}).sites[index]
+    narrow = features.work(LaunchShape((8, 16, 1), (64, 1, 1)), {}).sites[index]
+    # A warp of 32 consecutive floats: 4 sectors, 1/8 per thread; rows of 8 lanes with their
+    # own offsets: one sector per lane.
+    assert (wide.pattern, wide.sectors) == ("coalesced", pytest.approx(4 / 32))
+    assert (narrow.pattern, narrow.sectors) == ("indirect", 1.0)

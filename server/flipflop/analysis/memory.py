@@ -28,7 +28,7 @@ from typing import Literal
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis.opclass import TYPE_BYTES, data_type, mma_shape
-from flipflop.analysis.poly import DATA, Monomial, Poly, atom_taint
+from flipflop.analysis.poly import DATA, LANE_ACROSS, LANE_ROWS, Monomial, Poly, atom_taint
 from flipflop.analysis.work import AccessPattern, MemorySpace
 from flipflop.ir import Address, Immediate, Instruction
 
@@ -37,7 +37,10 @@ BANKS = 32
 BANK_BYTES = 4
 WARP = 32
 
-AddressKind = Literal["affine", "uniform", "indirect", "unknown", "contiguous"]
+# "uniform_data": affine plus an offset loaded from memory that is the same for every lane;
+# "row_data": the same, but the offset follows tid.y/tid.z (one per row of the block).
+AddressKind = Literal["affine", "uniform", "indirect", "unknown", "contiguous", "uniform_data",
+                      "row_data"]  # fmt: skip
 LaneCoefficients = tuple[ex.Expr, ex.Expr, ex.Expr, ex.Expr]  # of tid.x, tid.y, tid.z, laneid
 _SPACES: dict[str, MemorySpace] = {
     "global": "global", "shared": "shared", "shared::cta": "shared", "shared::cluster": "shared",
@@ -150,19 +153,28 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
     constant = terms.get((), 0)
     offset = int(constant) if float(constant).is_integer() else 0
     lane_parts: dict[str, dict[Monomial, float]] = {}
+    loaded = 0  # taints of offsets loaded from memory that are the same along a warp's row
     for monomial, coefficient in terms.items():
         lane_atom = ""
         lanes = 0
+        data = 0
         for atom in monomial:
             if atom in _LANE_SET:
                 lane_atom = atom
                 lanes += 1
             elif atom.startswith("opq:"):
                 taint = atom_taint(atom)
-                if taint & DATA:
+                if taint & DATA and not taint & LANE_ACROSS:
+                    data |= taint  # a table entry per row or per block (dedispersion's shifts)
+                elif taint & DATA:
                     return "indirect", None, offset
-                if taint:
+                elif taint:
                     return "unknown", None, offset  # an opaque part that may differ between lanes
+        if data:
+            if lanes:
+                return "indirect", None, offset  # a loaded value scales the lane index
+            loaded |= data
+            continue
         if not lanes:
             continue
         if lanes > 1:
@@ -172,7 +184,7 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
         else:
             rest = tuple(atom for atom in monomial if atom != lane_atom)
         lane_parts.setdefault(lane_atom, {})[rest] = coefficient
-    if not lane_parts:
+    if not lane_parts and not loaded:
         return "uniform", None, offset
     coefficients: list[ex.Expr] = []
     for atom in _LANE_ATOMS:
@@ -187,7 +199,10 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
         if value is None:
             return "unknown", None, offset
         coefficients.append(value)
-    return "affine", (coefficients[0], coefficients[1], coefficients[2], coefficients[3]), offset
+    kind: AddressKind = "affine"
+    if loaded:
+        kind = "row_data" if loaded & LANE_ROWS else "uniform_data"
+    return kind, (coefficients[0], coefficients[1], coefficients[2], coefficients[3]), offset
 
 
 def evaluate_site(
@@ -208,6 +223,13 @@ def evaluate_site(
     assert site.lane_coefficients is not None
     assumed = None
     bx, by, bz = block
+    if site.kind in ("row_data", "uniform_data"):
+        rows_in_a_warp = (by > 1 and bx % WARP != 0) or (bz > 1 and (bx * by) % WARP != 0)
+        if site.kind == "row_data" and rows_in_a_warp:
+            return SiteShape("indirect", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
+                             "address offset from loaded data differs between the rows of a "
+                             "warp: one sector per lane")  # fmt: skip
+        assumed = "address offset from loaded data, the same across a warp: taken as aligned"
     # A coefficient matters only when its index varies inside a warp.
     needed = (True, by > 1 and (bx % WARP != 0), bz > 1 and ((bx * by) % WARP != 0), True)
     try:

@@ -21,16 +21,25 @@ Monomial = tuple[str, ...]  # sorted atom names; () is the constant term
 
 THREAD = 1  # differs between the threads of a launch (thread or block index)
 DATA = 2  # comes from memory or from something the analysis cannot see through
-LANE = 4  # differs between the lanes of one warp (a subset of THREAD)
+# Differs between the lanes of one warp (a subset of THREAD). Two bits: `LANE_ROWS` alone says
+# the value follows only tid.y/tid.z, which are the same across a warp whose block is a whole
+# number of warps wide; `LANE_ACROSS` (set by everything else that sets `LANE`: tid.x, laneid,
+# shuffles, unknown inputs) says it may differ along a row too. `taint & LANE` is either.
+LANE_ROWS = 4
+LANE_ACROSS = 8
+LANE = LANE_ROWS | LANE_ACROSS
 
 MAX_TERMS = 24  # past this the value is treated as opaque: keeps huge unrolled chains cheap
 
 _LANE_ATOMS = frozenset(("tid.x", "tid.y", "tid.z", "laneid"))
+_ROW_ATOMS = frozenset(("tid.y", "tid.z"))
 _BLOCK_ATOMS = frozenset(("ctaid.x", "ctaid.y", "ctaid.z", "warpid", "nwarpid", "smid"))
 _SHAPE_ATOMS = frozenset(ex.SHAPE_SYMBOLS)
 
 
 def atom_taint(atom: str) -> int:
+    if atom in _ROW_ATOMS:
+        return THREAD | LANE_ROWS
     if atom in _LANE_ATOMS:
         return THREAD | LANE
     if atom in _BLOCK_ATOMS:

@@ -96,7 +96,7 @@ class RegisterTaints:
             elif opcode == "ld" and "local" in space:
                 stored = self._stored_locally()
                 if stored is None:
-                    base |= DATA
+                    base |= DATA | THREAD | LANE  # each thread's own memory: per lane
                 else:
                     sources.extend(stored)
             else:
