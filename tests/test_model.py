@@ -33,7 +33,8 @@ def work(**counts: float) -> ThreadWork:
     fields: dict[str, float] = {
         name: 0.0
         for name in ThreadWork.__dataclass_fields__
-        if name not in ("sites", "idle_lines", "divergence_lines", "async_copy_bytes", "pipes")
+        if name not in ("sites", "idle_lines", "divergence_lines", "async_copy_bytes", "pipes",
+                        "global_load_l1_misses", "chain_cycles")  # None: not known, as derived
     }
     fields["active_fraction"] = 1.0
     fields.update(counts)

@@ -35,14 +35,14 @@ DATASETS = {dataset.folder: dataset for dataset in VALIDATE_ALL.DATASETS}
 
 # (folder, cache file, sample, minimum ρ(time), maximum regret of the predicted fastest)
 FLOORS = (
-    ("convolution", "RTX_2080_Ti.json.gz", 16, 0.5, 0.10),  # reached: ρ 0.63, regret 0%
-    ("convolution", "RTX_3090.json.gz", 16, 0.25, 0.40),  # ρ 0.39, regret 25%
-    ("convolution_milo", "A6000.json.gz", 16, 0.2, 0.65),  # ρ 0.30, regret 49%
-    ("pnpoly", "RTX_2080_Ti.json.gz", 50, 0.5, 0.30),  # ρ 0.62, regret 19%
-    ("pnpoly", "RTX_3090.json.gz", 50, 0.7, 0.40),  # ρ 0.79, regret 28%
-    ("gemm", "RTX_2080_Ti.json.gz", 50, 0.45, 1.0),  # ρ 0.55, regret 84%
-    ("gemm", "RTX_3090.json.gz", 50, 0.45, 0.70),  # ρ 0.56, regret 55%
-    ("dedispersion", "A6000.json.gz", 50, -0.05, 0.25),  # ρ 0.08, regret 14%
+    ("convolution", "RTX_2080_Ti.json.gz", 16, 0.85, 0.30),  # reached: ρ 0.98, regret 21%
+    ("convolution", "RTX_3090.json.gz", 16, 0.5, 0.10),  # ρ 0.62, regret 0%
+    ("convolution_milo", "A6000.json.gz", 16, 0.4, 0.60),  # ρ 0.54, regret 49%
+    ("pnpoly", "RTX_2080_Ti.json.gz", 50, 0.6, 0.30),  # ρ 0.69, regret 19%
+    ("pnpoly", "RTX_3090.json.gz", 50, 0.75, 0.50),  # ρ 0.87, regret 41%
+    ("gemm", "RTX_2080_Ti.json.gz", 50, 0.6, 0.75),  # ρ 0.72, regret 60%
+    ("gemm", "RTX_3090.json.gz", 50, 0.6, 0.30),  # ρ 0.73, regret 20%
+    ("dedispersion", "A6000.json.gz", 50, 0.05, 0.25),  # ρ 0.16, regret 13%
 )
 
 

@@ -47,6 +47,9 @@ from flipflop.ir import (
     Symbol,
 )
 
+# (kind, lane coefficients, constant offset, number of the base within the function)
+AddressPattern = tuple[AddressKind, LaneCoefficients | None, int, int]
+
 _MAX_DEPTH = 48
 _COPIES = frozenset(("mov", "cvta"))
 _MULTIPLIES = frozenset(("mul", "mul24"))
@@ -98,11 +101,9 @@ class FunctionValues:
         self._reachable: dict[int, frozenset[int]] = {}
         self._lanes: dict[LaneCoefficients, LaneCoefficients] = {}
         self._patterns: dict[
-            tuple[tuple[Monomial, float], ...], tuple[AddressKind, LaneCoefficients | None]
+            tuple[tuple[Monomial, float], ...], tuple[AddressKind, LaneCoefficients | None, int]
         ] = {}
-        self._described: dict[
-            int, tuple[Poly, tuple[AddressKind, LaneCoefficients | None, int]]
-        ] = {}
+        self._described: dict[int, tuple[Poly, AddressPattern]] = {}
 
     def definition_sites(self, name: str) -> Sequence[tuple[int, int]]:
         """Every (block, instruction) that writes the register, in program order."""
@@ -217,11 +218,11 @@ class FunctionValues:
             return self.address(operand, block, index, depth)
         return Poly.opaque(DATA | THREAD | LANE, f"{block}.{index}")
 
-    def describe(
-        self, address: Address, block: int, index: int
-    ) -> tuple[AddressKind, LaneCoefficients | None, int]:
-        """The address's lane pattern; unrolled code reuses one base register with many
-        offsets, so the pattern is worked out once per base value."""
+    def describe(self, address: Address, block: int, index: int) -> AddressPattern:
+        """The address's lane pattern, its constant offset and which base it is from (the same
+        number for addresses that differ only in their constant part: one array, one stencil
+        window); unrolled code reuses one base register with many offsets, so the pattern is
+        worked out once per base value."""
         register = address.base
         if type(register) is Register:
             base = self._single_values.get(register.name) or self._value_of(
@@ -233,10 +234,10 @@ class FunctionValues:
         if cached is None:
             cached = (base, self._pattern(base))
             self._described[id(base)] = cached  # the entry keeps `base` alive: ids stay unique
-        kind, coefficients, offset = cached[1]
-        return kind, coefficients, offset + address.offset
+        kind, coefficients, offset, base_number = cached[1]
+        return kind, coefficients, offset + address.offset, base_number
 
-    def _pattern(self, base: Poly) -> tuple[AddressKind, LaneCoefficients | None, int]:
+    def _pattern(self, base: Poly) -> AddressPattern:
         """`describe_address`, shared between addresses that differ only in their constant
         term (`tile[(threadIdx.x + i) & 255]` for every i of an unrolled loop): the constant
         moves the offset and nothing else."""
@@ -248,9 +249,9 @@ class FunctionValues:
             if coefficients is not None:
                 # One object per distinct lane pattern: sites then merge on its identity.
                 coefficients = self._lanes.setdefault(coefficients, coefficients)
-            known = self._patterns[shape] = (kind, coefficients)
+            known = self._patterns[shape] = (kind, coefficients, len(self._patterns))
         constant = terms.get((), 0)
-        return known[0], known[1], int(constant) if float(constant).is_integer() else 0
+        return known[0], known[1], int(constant) if float(constant).is_integer() else 0, known[2]
 
     def address(self, address: Address, block: int, index: int, depth: int = 0) -> Poly:
         base = self.operand(address.base, block, index, depth)

@@ -498,7 +498,7 @@ def _l1_miss_shares(
             # Copies behind their own bounds tests (a guarded stencil) are one access still:
             # the loop nest, not the guards, says which copies run together.
             loops = tuple(i for i in site.key if kinds[i] == "loop")
-            group = (site.space, site.width_bytes, site.lane_coefficients, site.lines, loops)
+            group = (site.space, site.width_bytes, site.base, site.lines, loops)
             groups.setdefault(group, []).append(index)
     threads = block[0] * block[1] * block[2]
     for members in groups.values():

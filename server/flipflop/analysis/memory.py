@@ -70,6 +70,9 @@ class StaticSite:
     # The distinct constant offsets of the merged instructions (unrolled copies), for the
     # block's footprint; None when there were more than `MAX_COPY_OFFSETS`.
     copy_offsets: tuple[int, ...] | None = None
+    # Which address base the site is from ("function:number"): sites of one base differ only
+    # in their constant offsets ("" when there is no such base).
+    base: str = ""
 
 
 @dataclass(frozen=True)

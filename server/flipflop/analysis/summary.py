@@ -374,9 +374,11 @@ def _collect(
                 if fields is not None:
                     # Lane coefficient tuples are shared per distinct pattern (see
                     # `FunctionValues.describe`): their identity stands for their value.
-                    space, store, operation, width, kind, lane, offset, lines, _, copy = fields
+                    space, store, operation, width, kind, lane, offset, lines, _, copy, base = (
+                        fields
+                    )
                     merge = (space, store, operation, width, kind, id(lane),
-                             offset % SECTOR_BYTES, lines, key, copy)  # fmt: skip
+                             offset % SECTOR_BYTES, lines, key, copy, base)  # fmt: skip
                     known = sites.get(merge)
                     if known is None:
                         sites[merge] = [fields, 1.0, {offset}]
@@ -407,7 +409,8 @@ def _collect(
         name=function.name,
         factors=tuple(factors),
         groups=tuple(groups.items()),
-        sites=tuple(_build_site(*merged) for merged in sites.values()),
+        sites=tuple(_build_site(fields, count, offsets, function.name)
+                    for fields, count, offsets in sites.values()),
         calls=tuple(calls),
         divergence_lines=tuple(sorted(divergence_lines)),
         unknown_branch_lines=tuple(unknown_lines),
@@ -416,11 +419,12 @@ def _collect(
     )
 
 
-# StaticSite's fields up to `key`, then `async_copy`: (space, is_store, operation, width_bytes,
-# kind, lane_coefficients, offset, lines, key, async_copy).
+# StaticSite's fields up to `key`, then `async_copy` and the address base's number (-1: none):
+# (space, is_store, operation, width_bytes, kind, lane_coefficients, offset, lines, key,
+# async_copy, base).
 _SiteFields = tuple[
     MemorySpace, bool, str, int, AddressKind, "LaneCoefficients | None", int, tuple[int, ...],
-    Key, bool,
+    Key, bool, int,
 ]  # fmt: skip
 
 
@@ -436,11 +440,13 @@ class _StaticAccess(NamedTuple):
 _NOT_SEEN = _StaticAccess("global", False, "", 0)  # stands for "not looked up yet"
 
 
-def _build_site(fields: _SiteFields, count: float, offsets: set[int]) -> StaticSite:
-    space, is_store, operation, width, kind, lane, offset, lines, key, async_copy = fields
+def _build_site(fields: _SiteFields, count: float, offsets: set[int],
+                function: str) -> StaticSite:  # fmt: skip
+    space, is_store, operation, width, kind, lane, offset, lines, key, async_copy, base = fields
     kept = tuple(sorted(offsets)) if len(offsets) <= MAX_COPY_OFFSETS else None
     return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
-                      accesses=count, async_copy=async_copy, copy_offsets=kept)  # fmt: skip
+                      accesses=count, async_copy=async_copy, copy_offsets=kept,
+                      base=f"{function}:{base}" if base >= 0 else "")  # fmt: skip
 
 
 def _static_access(instruction: Instruction) -> _StaticAccess | None:
@@ -484,7 +490,7 @@ def _site(
         width = int(size.constant_term)
         vector[oc.ASYNC_COPY_BYTES] += width
         return ("global", False, instruction.full_opcode, width, "contiguous", None, 0,
-                _lines(instruction, line_of), key, True)  # fmt: skip
+                _lines(instruction, line_of), key, True, -1)  # fmt: skip
     if opcode == "cp":
         # Whether and how much a `cp` copies depends on its operands, not only its opcode.
         access = _static_access(instruction)
@@ -502,13 +508,13 @@ def _site(
     line = line_of(instruction)
     lines = (line,) if line is not None else ()
     if opcode == "wmma" or space == "local":
-        return (space, is_store, operation, width, "contiguous", None, 0, lines, key, False)
+        return (space, is_store, operation, width, "contiguous", None, 0, lines, key, False, -1)
     address = address_operand(instruction)
     if address is None:
-        return (space, is_store, operation, width, "unknown", None, 0, lines, key, False)
-    kind, coefficients, offset = values.describe(address, block, index)
+        return (space, is_store, operation, width, "unknown", None, 0, lines, key, False, -1)
+    kind, coefficients, offset, base = values.describe(address, block, index)
     return (space, is_store, operation, width, kind, coefficients, offset, lines, key,
-            opcode == "cp")  # fmt: skip
+            opcode == "cp", base)  # fmt: skip
 
 
 def _lines(instruction: Instruction, line_of: LineOf) -> tuple[int, ...]:
