@@ -45,23 +45,25 @@ class Dataset:
 DATASETS = (
     # tune_convolution.py: problem 4096², grid_div_x/y = block size × tile size (as in T1.json).
     Dataset("convolution", missing=(
-        "reuse of the input tile through L1/texture and L2 across a block's 15×15 window: "
-        "`model/footprint.py` counts the distinct sectors of affine accesses, but DRAM bytes are "
-        "still the requested sectors after coalescing, so large tiles and `read_only` look "
-        "costlier than they are")),
+        "reuse of a tile's halo by neighbouring blocks through L2 (each block's tile is costed "
+        "as DRAM traffic), and the imperfect overlap of the load and compute phases around the "
+        "barrier (the model takes the larger of the two)")),
     # Its T1.json names `convolution_milo.cu`; the folder holds the kernel as `convolution.cu`.
     Dataset("convolution_milo", (
         "--source", str(MEASURED / "convolution_milo" / "convolution.cu"),
     ), "kernel source given explicitly: T1.json names a file the folder does not have", missing=(
-        "as convolution: L1/L2 reuse of the input tile is not charged; the space's spread in "
-        "time is narrow, so ranking errors of a few percent reorder it")),
+        "two configurations (read_only=1, use_shmem=1, use_padding=0, tile_size_x ≥ 3) measure "
+        "5-9× slower than predicted and are predicted fastest; their code, registers and shared "
+        "memory look like their neighbours' and no mechanism of the model separates them; "
+        "elsewhere as convolution")),
     # tune_pnpoly.py: 20 M points, grid_div_x = block_size_x × tile_size; n is the kernel's
     # point count. The measured times include the host code's zero-copy transfers of points and
     # bitmap over PCIe (pnpoly_host.cu, not published), which the model does not see.
     Dataset("pnpoly", ("--param", "n=20000000"),
             "times include PCIe zero-copy transfers the model does not see",
-            missing=("the host's zero-copy transfers over PCIe, which bound the measured time of "
-                     "the fast configurations and are outside the kernel's PTX")),
+            missing=("the data-dependent branches of use_method 0 and 2 skip the crossing test for "
+                     "most edges on the GPU but are costed as always taken, and the host's "
+                     "zero-copy transfers over PCIe bound the fastest configurations")),
     # tune_gemm.py: CLBlast's OpenCL kernel through cl_to_cuda.h; block = (MDIMC, NDIMC),
     # grid_div_x = MWG, grid_div_y = NWG, problem (4096, 4096); sizes 4096 as kernel arguments.
     Dataset("gemm", (
@@ -70,8 +72,9 @@ DATASETS = (
         "--grid-div-y", "NWG", "--block-size-names", "MDIMC,NDIMC,block_size_z",
         "--param", "kSizeM=4096", "--param", "kSizeN=4096", "--param", "kSizeK=4096",
     ), missing=(
-        "reuse of A and B through L1 when the tiles are not staged in shared memory (SA/SB = 0), "
-        "and the cost of ptxas's spills at 255 registers beyond a local-memory round trip")),
+        "among compute-bound configurations at the same FLOP count only the FP32 pipe's bound "
+        "is seen; what separates them on the GPU (shared-memory and register-bank conflicts, "
+        "dual issue, latency with 4-8 warps per SM) is not modelled")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (
@@ -79,8 +82,9 @@ DATASETS = (
         "--kernel", "dedispersion_kernel", "--problem-size", "25000,2048,1",
         "--grid-div-x", "block_size_x", "--grid-div-y", "block_size_y",
     ), "grid divisors from the tune script, not from T1.json", missing=(
-        "addresses that depend on loaded data (the shift table) but are uniform along x are "
-        "costed as scattered, and the reuse of input rows across blocks in L2 is not charged")),
+        "neighbouring DMs read the input at nearly equal shifts, shared through L1/L2; the "
+        "fast blocks are narrower than a warp (block_size_x 1-8 of 1-32), so a warp spans "
+        "several DMs and each lane's row is costed as its own sector")),
 )
 
 
