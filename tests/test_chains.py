@@ -13,7 +13,7 @@ import pytest
 
 from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import extract_features
-from flipflop.analysis.chains import schedule_cycles
+from flipflop.analysis.chains import issue_cost, schedule_cycles
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
 from flipflop.model.performance import launch_cost
@@ -44,8 +44,8 @@ def _block(body: str) -> list:  # type: ignore[type-arg]
     return [i for i in instructions if i.opcode != "ret"]
 
 
-def _one_slot(_: str) -> float:
-    return 1.0
+def _one_slot(spelling: str) -> tuple[float, float]:
+    return issue_cost(spelling, 1.0)
 
 
 def test_a_dependent_chain_waits_out_each_latency() -> None:
@@ -89,7 +89,7 @@ def test_a_shared_load_and_a_guard_delay_their_users() -> None:
 def test_a_multi_slot_instruction_is_a_chain_of_its_slots() -> None:
     division = _block("div.rn.f32 %f2, %f1, %f1;")
     ten = {"div.rn.f32": 10.0}
-    assert schedule_cycles(division, lambda spelling: ten.get(spelling, 1.0)) == 40.0
+    assert schedule_cycles(division, lambda s: issue_cost(s, ten.get(s, 1.0))) == 40.0
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")

@@ -20,10 +20,12 @@ flight at its end are waited for (a loop's accumulator chain is paced by its lat
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from flipflop.gpu.latencies import ALU_DEPENDENT_LATENCY_CYCLES, SHARED_LATENCY_CYCLES
 from flipflop.ir import (
     Address,
+    Immediate,
     Instruction,
     Negated,
     Operand,
@@ -32,7 +34,7 @@ from flipflop.ir import (
     Vector,
 )
 
-IssueSlots = Callable[[str], float]  # machine instructions of a PTX spelling
+IssueCost = Callable[[str], tuple[float, float]]  # (issue slots, latency) of a PTX spelling
 _SHARED_LOADS = frozenset(("ldmatrix",))
 # Opcodes whose first operand is read, not written (stores, branches, barriers, ...).
 _NO_DESTINATION = frozenset((
@@ -42,39 +44,59 @@ _NO_DESTINATION = frozenset((
 ))  # fmt: skip
 
 
-def schedule_cycles(instructions: Sequence[Instruction], issue_slots: IssueSlots) -> float:
+def issue_cost(spelling: str, slots: float) -> tuple[float, float]:
+    """(issue slots, cycles until the result is ready) of one execution of `spelling`, which
+    issues `slots` machine instructions (at least one)."""
+    opcode, *modifiers = spelling.split(".")
+    slots = max(1.0, slots)
+    if opcode in _SHARED_LOADS or (
+        opcode in ("ld", "ldu") and any(m.startswith("shared") for m in modifiers)
+    ):
+        return slots, SHARED_LATENCY_CYCLES
+    return slots, slots * ALU_DEPENDENT_LATENCY_CYCLES
+
+
+def schedule_cycles(instructions: Sequence[Instruction], cost: IssueCost) -> float:
     """Cycles one warp spends on `instructions` as a list scheduler orders them: at least one
-    cycle per issue slot, and at least the longest dependent chain."""
+    cycle per issue slot, and at least the longest dependent chain. `cost` gives each
+    spelling's `issue_cost`."""
     ready: dict[str, float] = {}  # register -> cycle its value is available
+    ready_at = ready.get
+    no_destination = _NO_DESTINATION
     slots_total = 0.0
     longest = 0.0
     for instruction in instructions:
-        operands = instruction.operands
-        slots = max(1.0, issue_slots(instruction.full_opcode))
-        writes: Sequence[Operand] = ()
-        reads: Sequence[Operand] = operands
-        if operands and instruction.opcode not in _NO_DESTINATION:
-            writes, reads = operands[:1], operands[1:]
+        opcode, _, operands, guard = instruction[0], instruction[1], instruction[2], instruction[3]
+        slots, latency = cost(instruction[6])
+        writes = bool(operands) and opcode not in no_destination
         start = 0.0
-        for operand in reads:
-            start = max(start, _latest(operand, ready))
-        if instruction.guard is not None:
-            start = max(start, ready.get(instruction.guard.predicate, 0.0))
-        done = start + _latency(instruction, slots)
-        for operand in writes:
-            _mark(operand, done, ready)
+        for position, operand in enumerate(operands):
+            if position == 0 and writes:
+                continue
+            kind = type(operand)
+            if kind is Register:
+                at = ready_at(cast(Register, operand).name, 0.0)
+            elif kind is Immediate:
+                continue
+            else:
+                at = _latest(operand, ready)
+            if at > start:
+                start = at
+        if guard is not None:
+            at = ready_at(guard[0], 0.0)
+            if at > start:
+                start = at
+        done = start + latency
+        if writes:
+            head = operands[0]
+            if type(head) is Register:
+                ready[head.name] = done
+            else:
+                _mark(head, done, ready)
         slots_total += slots
-        longest = max(longest, done)
+        if done > longest:
+            longest = done
     return max(slots_total, longest)
-
-
-def _latency(instruction: Instruction, slots: float) -> float:
-    opcode = instruction.opcode
-    if opcode in _SHARED_LOADS or (
-        opcode in ("ld", "ldu") and any(m.startswith("shared") for m in instruction.modifiers)
-    ):
-        return SHARED_LATENCY_CYCLES
-    return slots * ALU_DEPENDENT_LATENCY_CYCLES
 
 
 def _latest(operand: Operand, ready: dict[str, float]) -> float:

@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
-from flipflop.analysis.chains import schedule_cycles
+from flipflop.analysis.chains import issue_cost, schedule_cycles
 from flipflop.analysis.conditions import negate
 from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
 from flipflop.analysis.dataflow import FunctionValues
@@ -339,12 +339,13 @@ def _collect(
     divergence_lines: set[int] = set()
     full_opcode = itemgetter(_SPELLING)
     blocks = function.blocks
-    slots: dict[str, float] = {}
+    costs: dict[str, tuple[float, float]] = {}
 
-    def issue_slots(spelling: str) -> float:
-        known = slots.get(spelling)
+    def cost(spelling: str) -> tuple[float, float]:
+        known = costs.get(spelling)
         if known is None:
-            known = slots[spelling] = oc.classify(*split_opcode(spelling), arch)[oc.ISSUE_SLOTS]
+            slots = oc.classify(*split_opcode(spelling), arch)[oc.ISSUE_SLOTS]
+            known = costs[spelling] = issue_cost(spelling, slots)
         return known
 
     for block in flow.reachable_order:
@@ -356,7 +357,7 @@ def _collect(
             extra[key] = [0.0] * oc.VECTOR_LENGTH
         vector = extra[key]
         grouped.append(instructions)
-        vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, issue_slots)
+        vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, cost)
         for index in notable[block]:
             instruction = instructions[index]
             opcode = instruction.opcode
