@@ -84,7 +84,7 @@ DATASETS = (
     ), "grid divisors from the tune script, not from T1.json", missing=(
         "neighbouring DMs read the input at nearly equal shifts, shared through L1/L2; the "
         "fast blocks are narrower than a warp (block_size_x 1-8 of 1-32), so a warp spans "
-        "several DMs and each lane's row is costed as its own sector")),
+        "several DMs, whose rows are costed as sharing no sector")),
 )
 
 

@@ -196,7 +196,8 @@ def test_an_offset_loaded_per_row_keeps_the_rows_coalesced() -> None:
     index = kinds.index("row_data")
     wide = features.work(LaunchShape((32, 4, 1), (64, 1, 1)), {}).sites[index]
     narrow = features.work(LaunchShape((8, 16, 1), (64, 1, 1)), {}).sites[index]
-    # A warp of 32 consecutive floats: 4 sectors, 1/8 per thread; rows of 8 lanes with their
-    # own offsets: one sector per lane.
+    # A warp of 32 consecutive floats: 4 sectors, 1/8 per thread; four rows of 8 lanes at
+    # their own offsets: a 32-byte sector each, as many as the rows (not one per lane).
     assert (wide.pattern, wide.sectors) == ("coalesced", pytest.approx(4 / 32))
-    assert (narrow.pattern, narrow.sectors) == ("indirect", 1.0)
+    assert narrow.sectors == pytest.approx(4 / 32)
+    assert narrow.stride_bytes == 4

@@ -226,13 +226,16 @@ def evaluate_site(
     assert site.lane_coefficients is not None
     assumed = None
     bx, by, bz = block
+    far_rows = False
     if site.kind in ("row_data", "uniform_data"):
-        rows_in_a_warp = (by > 1 and bx % WARP != 0) or (bz > 1 and (bx * by) % WARP != 0)
-        if site.kind == "row_data" and rows_in_a_warp:
-            return SiteShape("indirect", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
-                             "address offset from loaded data differs between the rows of a "
-                             "warp: one sector per lane")  # fmt: skip
-        assumed = "address offset from loaded data, the same across a warp: taken as aligned"
+        far_rows = site.kind == "row_data" and (
+            (by > 1 and bx % WARP != 0) or (bz > 1 and (bx * by) % WARP != 0)
+        )
+        if far_rows:
+            assumed = ("address offset from loaded data differs between the rows of a warp: "
+                       "rows taken as sharing no sector, each contiguous and aligned")  # fmt: skip
+        else:
+            assumed = "address offset from loaded data, the same across a warp: taken as aligned"
     # A coefficient matters only when its index varies inside a warp.
     needed = (True, by > 1 and (bx % WARP != 0), bz > 1 and ((bx * by) % WARP != 0), True)
     try:
@@ -245,6 +248,10 @@ def evaluate_site(
             return SiteShape("unknown", 0.0, 1.0, None, f"lane stride needs '{missing.name}'")
         return SiteShape("strided", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
                          f"lane stride needs '{missing.name}': taken as >= 32 bytes")  # fmt: skip
+    if far_rows:
+        # Each row of the warp at its own loaded offset: as if the rows were far apart (a
+        # multiple of the sector, so each row keeps row 0's alignment).
+        cy, cz = (_FAR_ROWS if by > 1 else 0), (_FAR_ROWS * by if bz > 1 else 0)
     if shared:
         # Moving every lane by a whole row of banks changes no bank and no word's sharing:
         # sites that differ only so (unrolled copies) share one evaluation.
@@ -262,6 +269,9 @@ def evaluate_site(
     else:
         pattern = "strided"
     return SiteShape(pattern, sectors, 1.0, stride, assumed)
+
+
+_FAR_ROWS = 1 << 24  # bytes between rows whose offsets were loaded: no two share a sector
 
 
 def _contiguous_sectors(width: int) -> float:
