@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from flipflop.analysis.scan import NO_DESTINATION
 from flipflop.gpu.latencies import ALU_DEPENDENT_LATENCY_CYCLES, SHARED_LATENCY_CYCLES
 from flipflop.ir import (
     Address,
@@ -36,12 +37,9 @@ from flipflop.ir import (
 
 IssueCost = Callable[[str], tuple[float, float]]  # (issue slots, latency) of a PTX spelling
 _SHARED_LOADS = frozenset(("ldmatrix",))
-# Opcodes whose first operand is read, not written (stores, branches, barriers, ...).
-_NO_DESTINATION = frozenset((
-    "bra", "brx", "ret", "exit", "call", "trap", "membar", "fence", "nanosleep", "pmevent",
-    "griddepcontrol", "setmaxnreg", "prefetch", "prefetchu", "st", "red", "cp", "sust",
-    "stmatrix", "discard", "applypriority", "bar", "barrier", "mbarrier",
-))  # fmt: skip
+# Opcodes whose first operand is read, not written; a barrier's, here, too (`bar.red` writes
+# one, but what it waits for is the model's barrier term).
+_NO_DESTINATION = NO_DESTINATION | {"bar", "barrier"}
 
 
 def issue_cost(spelling: str, slots: float) -> tuple[float, float]:

@@ -20,13 +20,14 @@ from flipflop.ir import (
     Vector,
 )
 
-_NO_DESTINATION = frozenset((
+NO_DESTINATION = frozenset((
     "bra", "brx", "ret", "exit", "call", "trap", "membar", "fence", "nanosleep", "pmevent",
     "griddepcontrol", "setmaxnreg", "prefetch", "prefetchu", "st", "red", "cp", "sust",
     "stmatrix", "discard", "applypriority", "createpolicy_none",
 ))  # fmt: skip
+"""Opcodes that write no register: their first operand, if any, is read."""
 _SPECIAL_DESTINATION = frozenset(("bar", "barrier", "wmma"))
-_IRREGULAR = _NO_DESTINATION | _SPECIAL_DESTINATION
+_IRREGULAR = NO_DESTINATION | _SPECIAL_DESTINATION
 
 NOTABLE = frozenset((
     "mov", "call", "mbarrier", "ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
@@ -53,7 +54,7 @@ def destinations(instruction: Instruction) -> tuple[str, ...]:
     if not operands:
         return ()
     opcode = instruction.opcode
-    if opcode in _NO_DESTINATION:
+    if opcode in NO_DESTINATION:
         return ()
     first = operands[0]
     if type(first) is Register and opcode not in _SPECIAL_DESTINATION:
@@ -118,7 +119,7 @@ def scan_function(function: Function) -> FunctionScan:
                 if earlier is not site:
                     _add_site(more, head.name, earlier, site)
                 continue
-            if opcode in _NO_DESTINATION:
+            if opcode in NO_DESTINATION:
                 continue
             site = (b, i)
             if type(head) is Vector and opcode not in irregular:
