@@ -486,7 +486,7 @@ def _l1_miss_shares(
     """Per site, the share of its requested sectors that miss L1: what the block's threads and
     the site's unrolled copies touch more than once is served by L1 (global loads are cached in
     L1 on compute capability 7.0 and newer, CUDA C++ Programming Guide, "Global Memory" of each
-    compute capability). Sites of one source access (same line, lane pattern and loop nest,
+    compute capability). Sites of one source access (same line, address base and loop nest,
     whatever their offsets) share one footprint: the window of an unrolled stencil. `kinds` are
     the factors' kinds ("loop" or "guard")."""
     shares = [1.0] * len(sites)

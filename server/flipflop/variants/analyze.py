@@ -72,7 +72,8 @@ class VariantJob:
 class CompiledVariant:
     """What the compilers said about a variant, kept apart from its analysis (which changes
     with FlipFlop's code more often than the compilers do). PTX is stored compressed: fully
-    unrolled tiles reach megabytes of text that compress about tenfold."""
+    unrolled tiles reach megabytes of text, which zlib shrinks five- to ninefold (an unrolled
+    convolution variant 5.5×, a CLBlast GEMM variant 9.1×)."""
 
     compressed_ptx: bytes  # zlib; empty when the variant did not compile
     diagnostics: tuple[ToolDiagnostic, ...]
