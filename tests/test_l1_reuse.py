@@ -1,5 +1,6 @@
-"""What a block's threads and unrolled copies share through L1: exact footprints, and a stencil
-read straight from global memory costed at its distinct sectors, not its requests."""
+"""What a block's threads and unrolled copies share through L1, and neighbouring blocks through
+L2: exact footprints, and a stencil read straight from global memory costed at its distinct
+sectors, not its requests, and at what its neighbours did not already bring into L2."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ import pytest
 
 from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import extract_features
+from flipflop.analysis.features import KernelFeatures
 from flipflop.analysis.memory import block_footprint_sectors
+from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
+from flipflop.model.l2 import dram_bytes_per_thread, row_reuse_hit_rate
 from flipflop.ptx import parse_ptx
 
 NVCC = nvcc_for_tests()
@@ -68,15 +72,19 @@ def test_lane_patterns_it_cannot_enumerate_say_so() -> None:
     assert block_footprint_sectors(4, 0, 0, 0, (), 4, 32, 1, 1) is None
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
-def test_a_direct_stencil_costs_its_distinct_sectors(tmp_path: Path) -> None:
+def _direct_stencil(tmp_path: Path) -> KernelFeatures:
     assert NVCC is not None
     ptx = tmp_path / "direct_stencil.ptx"
     subprocess.run([NVCC, "-ptx", "-arch=sm_86", str(KERNELS / "direct_stencil.cu"), "-o",
                     str(ptx)], check=True, capture_output=True)  # fmt: skip
     module = parse_ptx(ptx.read_text(), str(ptx))
     (kernel,) = module.kernels
-    features = extract_features(module, kernel.name)
+    return extract_features(module, kernel.name)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_a_direct_stencil_costs_its_distinct_sectors(tmp_path: Path) -> None:
+    features = _direct_stencil(tmp_path)
     work = features.work(LaunchShape((32, 8, 1), (32, 128, 1)), {})
     # Requested per warp: 25 input taps at 4 or 5 sectors each (5 where a tap is not
     # sector-aligned), 25 weights at one sector each: 125–150 sectors, ~4.5 per thread.
@@ -85,4 +93,38 @@ def test_a_direct_stencil_costs_its_distinct_sectors(tmp_path: Path) -> None:
     # 100 B of weights (4 sectors): 64–76 sectors over 256 threads, plus the 4-byte store.
     assert work.global_load_l1_misses is not None
     assert 64 / 256 - 1e-9 <= work.global_load_l1_misses <= 76 / 256 + 1e-9
-    assert work.dram_bytes == pytest.approx(32 * work.global_load_l1_misses + 4.0, rel=0.01)
+    # The block before along x (128 B to the left) read 4 of each row's 36 floats: its 12 rows
+    # of 68 floats are 108 sectors, 2 × 60 − 108 = 12 shared, a fifth of the input's 60; 31 of
+    # 32 blocks have such a neighbour. The weights are the same for every block.
+    new_input = 60 * (1 - 31 / 32 * 12 / 60)
+    new_weights = 4 * (1 - 31 / 32)
+    assert work.global_load_new_sectors == pytest.approx((new_input + new_weights) / 256)
+    assert work.dram_bytes == pytest.approx(32 * (new_input + new_weights) / 256 + 4.0)
+    # The block a grid row earlier (8 rows up) read 4 of the 12 rows: a third of what is new,
+    # for 127 of 128 rows; a grid row of blocks brings in ~80 KB, far less than L2.
+    row_reuse = (new_input + new_weights) * 127 / 128 / 3
+    assert work.global_load_row_reuse_sectors == pytest.approx(row_reuse / 256, rel=0.02)
+    shape = LaunchShape((32, 8, 1), (32, 128, 1))
+    profile = load_profile("rtx3090")
+    assert row_reuse_hit_rate(profile, work, shape) == 1.0
+    # What is left is about each block's own 8 rows of 32 floats (32 sectors) and its store.
+    dram = dram_bytes_per_thread(profile, work, shape)
+    assert dram == pytest.approx(32 * 32 / 256 + 4.0, rel=0.02)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_reuse_a_grid_row_apart_needs_the_row_to_fit_in_l2(tmp_path: Path) -> None:
+    features = _direct_stencil(tmp_path)
+    profile = load_profile("rtx3090")  # 6 MB of L2
+    narrow = LaunchShape((32, 8, 1), (32, 128, 1))
+    wide = LaunchShape((32, 8, 1), (4096, 1, 1))  # one grid row: no row before to reuse
+    tall = LaunchShape((32, 8, 1), (4096, 4, 1))  # a grid row brings in ~10 MB
+    for shape, expected in ((narrow, 1.0), (wide, 0.0)):
+        work = features.work(shape, {})
+        assert row_reuse_hit_rate(profile, work, shape) == expected
+    work = features.work(tall, {})
+    row_bytes = 4096 * 256 * work.dram_bytes
+    assert row_bytes > profile.l2_bytes
+    assert row_reuse_hit_rate(profile, work, tall) == pytest.approx(profile.l2_bytes / row_bytes)
+    kept = dram_bytes_per_thread(profile, work, tall)
+    assert work.dram_bytes - 32 * work.global_load_row_reuse_sectors < kept < work.dram_bytes

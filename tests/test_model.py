@@ -32,9 +32,9 @@ def work(**counts: float) -> ThreadWork:
     """A ThreadWork with every count zero except those given (all threads active)."""
     fields: dict[str, float] = {
         name: 0.0
-        for name in ThreadWork.__dataclass_fields__
-        if name not in ("sites", "idle_lines", "divergence_lines", "async_copy_bytes", "pipes",
-                        "global_load_l1_misses", "chain_cycles")  # None: not known, as derived
+        for name, field in ThreadWork.__dataclass_fields__.items()
+        # Fields that default to None or to a tuple keep their defaults: not known, as derived.
+        if field.default is not None and not isinstance(field.default, tuple)
     }
     fields["active_fraction"] = 1.0
     fields.update(counts)

@@ -32,7 +32,13 @@ from operator import itemgetter
 
 from flipflop.analysis.cfg import ControlFlow
 from flipflop.analysis.conditions import Condition, predicate_taint, read_condition
-from flipflop.analysis.memory import AddressKind, LaneCoefficients, describe_address
+from flipflop.analysis.memory import (
+    AddressKind,
+    BlockCoefficients,
+    LaneCoefficients,
+    block_strides,
+    describe_address,
+)
 from flipflop.analysis.poly import DATA, LANE, MAX_TERMS, THREAD, Monomial, Poly
 from flipflop.analysis.scan import FunctionScan, destinations, scan_function
 from flipflop.analysis.taint import ADDS_TAINT, RegisterTaints
@@ -104,6 +110,7 @@ class FunctionValues:
             tuple[tuple[Monomial, float], ...], tuple[AddressKind, LaneCoefficients | None, int]
         ] = {}
         self._described: dict[int, tuple[Poly, AddressPattern]] = {}
+        self._block_strides: list[BlockCoefficients | None] = []  # by number of address base
 
     def definition_sites(self, name: str) -> Sequence[tuple[int, int]]:
         """Every (block, instruction) that writes the register, in program order."""
@@ -250,8 +257,13 @@ class FunctionValues:
                 # One object per distinct lane pattern: sites then merge on its identity.
                 coefficients = self._lanes.setdefault(coefficients, coefficients)
             known = self._patterns[shape] = (kind, coefficients, len(self._patterns))
+            self._block_strides.append(block_strides(base))
         constant = terms.get((), 0)
         return known[0], known[1], int(constant) if float(constant).is_integer() else 0, known[2]
+
+    def base_block_strides(self, number: int) -> BlockCoefficients | None:
+        """`block_strides` of the address base `number` (as `describe` numbers them)."""
+        return self._block_strides[number] if 0 <= number < len(self._block_strides) else None
 
     def address(self, address: Address, block: int, index: int, depth: int = 0) -> Poly:
         base = self.operand(address.base, block, index, depth)

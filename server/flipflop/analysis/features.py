@@ -171,11 +171,11 @@ class KernelFeatures:
         loads_by_key: dict[tuple[int, ...], list[float]] = {}
         evaluated_sites = [evaluate_site(site, block, env) for site in self.sites]
         kinds = [factor.kind for factor in factors]
-        l1_misses = _l1_miss_shares(self.sites, evaluated_sites, kinds, block, env)
-        for site, evaluated, misses in zip(self.sites, evaluated_sites, l1_misses, strict=True):
+        reuse = _reuse_shares(self.sites, evaluated_sites, kinds, shape, env)
+        for site, evaluated, shares in zip(self.sites, evaluated_sites, reuse, strict=True):
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
-            work = _site_work(site, evaluated, weight, guarded, misses)
+            work = _site_work(site, evaluated, weight, guarded, shares)
             if site.space in _MEMORY_SPACES and not site.is_store:
                 # A region is a loop nest: ptxas predicates short guarded blocks and issues
                 # their loads together, and a branch does not wait for a load, its use does.
@@ -211,6 +211,8 @@ class KernelFeatures:
             global_load_sectors=sums.get("global_load_sectors", 0.0),
             global_store_sectors=sums.get("global_store_sectors", 0.0),
             global_load_l1_misses=sums.get("global_load_l1_misses", 0.0),
+            global_load_new_sectors=sums.get("global_load_new_sectors", 0.0),
+            global_load_row_reuse_sectors=sums.get("global_load_row_reuse", 0.0),
             local_bytes=sums.get("local_bytes", 0.0),
             shared_accesses=sums.get("shared_accesses", 0.0),
             shared_wavefronts=sums.get("shared_wavefronts", 0.0),
@@ -476,20 +478,35 @@ def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float
     return max(1.0, weighted / dynamic)
 
 
-def _l1_miss_shares(
+@dataclass(frozen=True)
+class _Reuse:
+    """What of a site's requested sectors one block's caches serve (shares, 1 = none)."""
+
+    l1_miss: float = 1.0  # of the requested sectors, the share that misses L1
+    new: float = 1.0  # of those, the share the block before along x did not read
+    row: float = 0.0  # of the new ones, the share the block one grid row earlier read
+
+
+_NO_REUSE = _Reuse()
+
+
+def _reuse_shares(
     sites: Sequence[StaticSite],
     shapes: Sequence[SiteShape],
     kinds: Sequence[str],
-    block: tuple[int, int, int],
+    shape: LaunchShape,
     env: Mapping[str, float],
-) -> list[float]:
-    """Per site, the share of its requested sectors that miss L1: what the block's threads and
-    the site's unrolled copies touch more than once is served by L1 (global loads are cached in
-    L1 on compute capability 7.0 and newer, CUDA C++ Programming Guide, "Global Memory" of each
-    compute capability). Sites of one source access (same line, address base and loop nest,
-    whatever their offsets) share one footprint: the window of an unrolled stencil. `kinds` are
-    the factors' kinds ("loop" or "guard")."""
-    shares = [1.0] * len(sites)
+) -> list[_Reuse]:
+    """Per site, the share of its requested sectors that miss L1 and what of those neighbouring
+    blocks read too. What the block's threads and the site's unrolled copies touch more than
+    once is served by L1 (global loads are cached in L1 on compute capability 7.0 and newer,
+    CUDA C++ Programming Guide, "Global Memory" of each compute capability). Sites of one
+    source access (same line, address base and loop nest, whatever their offsets) share one
+    footprint: the window of an unrolled stencil. A neighbouring block's footprint is the same
+    one moved by the address's block stride; what the two share (a stencil's halo, a GEMM
+    block's row of A) is read once from DRAM when L2 still holds it. `kinds` are the factors'
+    kinds ("loop" or "guard")."""
+    shares = [_NO_REUSE] * len(sites)
     groups: dict[tuple[object, ...], list[int]] = {}
     for index, site in enumerate(sites):
         if (site.space in ("global", "tex") and not site.is_store
@@ -500,7 +517,8 @@ def _l1_miss_shares(
             loops = tuple(i for i in site.key if kinds[i] == "loop")
             group = (site.space, site.width_bytes, site.base, site.lines, loops)
             groups.setdefault(group, []).append(index)
-    threads = block[0] * block[1] * block[2]
+    block = shape.block
+    threads = shape.threads_per_block
     for members in groups.values():
         first = sites[members[0]]
         try:
@@ -512,23 +530,72 @@ def _l1_miss_shares(
         except ex.MissingSymbol:
             continue
         offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
-        touched = block_footprint_sectors(cx, cy, cz, cl, offsets, first.width_bytes, *block)
+        footprint = _footprint_of((cx, cy, cz, cl), first.width_bytes, block)
+        touched = footprint(offsets)
         if touched is None:
             continue
         requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
-        share = min(1.0, touched / requested) if requested > 0.0 else 1.0
+        l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
+        before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint)
+        reuse = _Reuse(l1_miss, 1.0 - before_x, row_before)
         for index in members:
-            shares[index] = share
+            shares[index] = reuse
     return shares
 
 
+def _footprint_of(
+    lanes: tuple[int, int, int, int], width: int, block: tuple[int, int, int]
+) -> Callable[[tuple[int, ...]], int | None]:
+    """`block_footprint_sectors` of one access pattern, as a function of the copies' offsets."""
+
+    def footprint(copies: tuple[int, ...]) -> int | None:
+        return block_footprint_sectors(*lanes, copies, width, *block)
+
+    return footprint
+
+
+def _neighbour_shares(
+    site: StaticSite,
+    shape: LaunchShape,
+    env: Mapping[str, float],
+    offsets: tuple[int, ...],
+    touched: int,
+    footprint: Callable[[tuple[int, ...]], int | None],
+) -> tuple[float, float]:
+    """(share of a block's footprint the block before along x read, share of the rest the
+    block one grid row earlier read), averaged over the grid: the first block of each row has
+    no block before it, the first row no row before it. Each pair shares what their footprints
+    overlap in; the two overlaps are taken as independent."""
+    if site.block_coefficients is None or touched <= 0:
+        return 0.0, 0.0
+    try:
+        step_x, step_y, _ = (round(c.evaluate(env)) for c in site.block_coefficients)
+    except ex.MissingSymbol:
+        return 0.0, 0.0
+
+    def shared_with(step: int, blocks_along: int) -> float:
+        if blocks_along <= 1:
+            return 0.0
+        both = footprint(tuple(sorted({*offsets, *(o + step for o in offsets)})))
+        if both is None:
+            return 0.0
+        overlap = max(0, 2 * touched - both) / touched
+        return min(1.0, overlap) * (1.0 - 1.0 / blocks_along)
+
+    grid_x, grid_y, _ = shape.grid
+    return shared_with(step_x, grid_x), shared_with(step_y, grid_y)
+
+
 def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float,
-               l1_miss_share: float = 1.0) -> SiteWork:  # fmt: skip
+               reuse: _Reuse = _NO_REUSE) -> SiteWork:  # fmt: skip
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
+    misses = sectors * reuse.l1_miss
     return SiteWork(
-        l1_miss_sectors=sectors * l1_miss_share,
+        l1_miss_sectors=misses,
+        new_sectors=misses * reuse.new,
+        row_reuse_sectors=misses * reuse.new * reuse.row,
         space=site.space,
         is_store=site.is_store,
         pattern=shape.pattern,
@@ -546,12 +613,13 @@ def _accumulate(sums: dict[str, float], site: StaticSite, work: SiteWork) -> Non
     space = site.space
     if space in ("global", "generic", "tex"):
         direction = "store" if site.is_store else "load"
-        for name, amount in ((f"global_{direction}_bytes", work.bytes_requested),
-                             (f"global_{direction}_sectors", work.sectors),
-                             (f"global_{direction}_l1_misses",
-                              work.sectors if work.l1_miss_sectors is None
-                              else work.l1_miss_sectors)):  # fmt: skip
-            sums[name] = sums.get(name, 0.0) + amount
+        misses = work.sectors if work.l1_miss_sectors is None else work.l1_miss_sectors
+        new = misses if work.new_sectors is None else work.new_sectors
+        for name, amount in (("bytes", work.bytes_requested), ("sectors", work.sectors),
+                             ("l1_misses", misses), ("new_sectors", new),
+                             ("row_reuse", work.row_reuse_sectors)):  # fmt: skip
+            total = f"global_{direction}_{name}"
+            sums[total] = sums.get(total, 0.0) + amount
     elif space == "local":
         sums["local_bytes"] = sums.get("local_bytes", 0.0) + work.bytes_requested
     elif space == "shared" and not site.async_copy:

@@ -42,12 +42,14 @@ WARP = 32
 AddressKind = Literal["affine", "uniform", "indirect", "unknown", "contiguous", "uniform_data",
                       "row_data"]  # fmt: skip
 LaneCoefficients = tuple[ex.Expr, ex.Expr, ex.Expr, ex.Expr]  # of tid.x, tid.y, tid.z, laneid
+BlockCoefficients = tuple[ex.Expr, ex.Expr, ex.Expr]  # of ctaid.x, ctaid.y, ctaid.z
 _SPACES: dict[str, MemorySpace] = {
     "global": "global", "shared": "shared", "shared::cta": "shared", "shared::cluster": "shared",
     "local": "local", "const": "const", "param": "param",
 }  # fmt: skip
 _LANE_ATOMS = ("tid.x", "tid.y", "tid.z", "laneid")
 _LANE_SET = frozenset(_LANE_ATOMS)
+_BLOCK_INDEX_ATOMS = ("ctaid.x", "ctaid.y", "ctaid.z")
 _MEMORY_OPCODES = frozenset(("ld", "ldu", "st", "atom", "red", "tex", "tld4", "suld", "sust",
                              "ldmatrix", "stmatrix", "wmma", "cp"))  # fmt: skip
 
@@ -73,6 +75,9 @@ class StaticSite:
     # Which address base the site is from ("function:number"): sites of one base differ only
     # in their constant offsets ("" when there is no such base).
     base: str = ""
+    # Bytes the address moves from one block to the next along each grid axis; None when it is
+    # not a plain function of the block index.
+    block_coefficients: BlockCoefficients | None = None
 
 
 @dataclass(frozen=True)
@@ -206,6 +211,32 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
     if loaded:
         kind = "row_data" if loaded & LANE_ROWS else "uniform_data"
     return kind, (coefficients[0], coefficients[1], coefficients[2], coefficients[3]), offset
+
+
+def block_strides(address: Poly) -> BlockCoefficients | None:
+    """The address's coefficients of `ctaid.x/y/z` (bytes per block along each grid axis);
+    None when a block index is multiplied by another, by a thread index or by a value the
+    analysis does not follow."""
+    parts: dict[str, dict[Monomial, float]] = {atom: {} for atom in _BLOCK_INDEX_ATOMS}
+    for monomial, coefficient in address.terms.items():
+        indices = [atom for atom in monomial if atom in parts]
+        if not indices:
+            continue
+        if len(indices) > 1 or any(a in _LANE_SET or a.startswith("opq:") for a in monomial):
+            return None
+        rest = tuple(atom for atom in monomial if atom != indices[0])
+        parts[indices[0]][rest] = coefficient
+    coefficients: list[ex.Expr] = []
+    for atom in _BLOCK_INDEX_ATOMS:
+        part = parts[atom]
+        if not part:
+            coefficients.append(ex.ZERO)
+            continue
+        value = Poly(part).to_expr()
+        if value is None:
+            return None
+        coefficients.append(value)
+    return coefficients[0], coefficients[1], coefficients[2]
 
 
 def evaluate_site(

@@ -410,7 +410,7 @@ def _collect(
         name=function.name,
         factors=tuple(factors),
         groups=tuple(groups.items()),
-        sites=tuple(_build_site(fields, count, offsets, function.name)
+        sites=tuple(_build_site(fields, count, offsets, function.name, values)
                     for fields, count, offsets in sites.values()),
         calls=tuple(calls),
         divergence_lines=tuple(sorted(divergence_lines)),
@@ -441,13 +441,14 @@ class _StaticAccess(NamedTuple):
 _NOT_SEEN = _StaticAccess("global", False, "", 0)  # stands for "not looked up yet"
 
 
-def _build_site(fields: _SiteFields, count: float, offsets: set[int],
-                function: str) -> StaticSite:  # fmt: skip
+def _build_site(fields: _SiteFields, count: float, offsets: set[int], function: str,
+                values: FunctionValues) -> StaticSite:  # fmt: skip
     space, is_store, operation, width, kind, lane, offset, lines, key, async_copy, base = fields
     kept = tuple(sorted(offsets)) if len(offsets) <= MAX_COPY_OFFSETS else None
     return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
                       accesses=count, async_copy=async_copy, copy_offsets=kept,
-                      base=f"{function}:{base}" if base >= 0 else "")  # fmt: skip
+                      base=f"{function}:{base}" if base >= 0 else "",
+                      block_coefficients=values.base_block_strides(base))  # fmt: skip
 
 
 def _static_access(instruction: Instruction) -> _StaticAccess | None:

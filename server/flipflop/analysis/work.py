@@ -36,6 +36,12 @@ class SiteWork:
     counted_with_assumed: tuple[int, ...] = ()
     # The part of `sectors` that misses L1 and goes on to L2/DRAM; None: all of it.
     l1_miss_sectors: float | None = None
+    # Of `l1_miss_sectors`, the part the block before along the grid's x axis did not read
+    # (what it read is still in L2); None: all of it.
+    new_sectors: float | None = None
+    # Of `new_sectors`, the part the block one grid row earlier read: an L2 hit when the data
+    # a grid row brings in fits in L2 (`flipflop.model.l2`).
+    row_reuse_sectors: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,12 @@ class ThreadWork:
     # Load sectors that miss L1 (the block's threads and unrolled copies share the rest);
     # None: every load sector goes to L2/DRAM.
     global_load_l1_misses: float | None = None
+    # Of those, the ones the block before along x did not read (it ran at the same time or
+    # just before: L2 still holds its data); None: every L1 miss.
+    global_load_new_sectors: float | None = None
+    # Of the new ones, those the block one grid row earlier read: L2 hits only if the grid row
+    # in between fits in L2, which depends on the GPU (`flipflop.model.l2`).
+    global_load_row_reuse_sectors: float = 0.0
     # PTX instructions of the kernel as written (callees included), each counted once: with
     # `instructions` it says how often an instruction of the code runs on average.
     static_instructions: float = 0.0
@@ -122,8 +134,11 @@ class ThreadWork:
     @property
     def dram_bytes(self) -> float:
         """Bytes moved between SM and memory: 32-byte sectors of global and local traffic that
-        L1 does not serve."""
+        neither L1 nor the data the previous block along x left in L2 serves (the reuse of a
+        grid row earlier depends on the GPU's L2: `flipflop.model.l2.dram_bytes_per_thread`)."""
         loads = self.global_load_sectors
         if self.global_load_l1_misses is not None:
             loads = min(loads, self.global_load_l1_misses)
+        if self.global_load_new_sectors is not None:
+            loads = min(loads, self.global_load_new_sectors)
         return 32.0 * (loads + self.global_store_sectors) + self.local_bytes

@@ -21,6 +21,7 @@ from flipflop.model.constants import (
     SHARED_WAVEFRONT_BYTES,
     WARP_SIZE,
 )
+from flipflop.model.l2 import dram_bytes_per_thread
 
 _LOAD_SPACES = frozenset({"global", "local", "generic", "tex"})
 
@@ -106,7 +107,8 @@ def launch_cost(
     threads = shape.threads_per_block
     per_block_cycles = _unit_cycles_per_block(profile, work, ceil_div(threads, WARP_SIZE))
     top_unit, top_cycles = max(per_block_cycles, key=lambda item: item[1])
-    dram_s_per_block = threads * work.dram_bytes / (profile.memory_bandwidth_gbs * 1e9)
+    dram_bytes = dram_bytes_per_thread(profile, work, shape)
+    dram_s_per_block = threads * dram_bytes / (profile.memory_bandwidth_gbs * 1e9)
     path_cycles, barrier_cycles, path_s = _working_warp_path(profile, work)
     sms = profile.sms
 
@@ -132,7 +134,7 @@ def launch_cost(
         barrier_cycles=barrier_cycles,
         path_s=path_s,
         launch_s=profile.launch_overhead_s,
-        dram_bytes=shape.threads * work.dram_bytes,
+        dram_bytes=shape.threads * dram_bytes,
     )
 
 

@@ -13,6 +13,7 @@ from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.model.constants import SECTOR_BYTES, SHARED_WAVEFRONT_BYTES, WARP_SIZE
+from flipflop.model.l2 import dram_bytes_per_thread
 
 _PICO = 1e-12
 
@@ -53,5 +54,6 @@ def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) ->
     return DynamicEnergy(
         core_by_unit=core_by_unit,
         core_j=sum(joules for _, joules in core_by_unit),
-        dram_j=coeff.pj_per_dram_byte * work.dram_bytes * threads * _PICO,
+        dram_j=coeff.pj_per_dram_byte * dram_bytes_per_thread(profile, work, shape) * threads
+        * _PICO,
     )
