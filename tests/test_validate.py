@@ -180,3 +180,24 @@ def test_a_cache_without_its_source_is_a_clear_error(tmp_path: Path,
     broken.write_bytes(b"\x1f\x8b not really gzip")
     assert validate.run(_validate_args([str(broken)])) == 1
     assert "broken.json.gz" in capsys.readouterr().err
+
+
+def test_variants_are_compiled_by_the_compiler_that_built_the_measured_code(
+    tmp_path: Path,
+) -> None:
+    from flipflop.formats.t1 import read_t1
+
+    t1 = read_t1(MEASURED / "pnpoly" / "T1.json")
+    assert t1.language == "CUDA"
+    # Kernel Tuner's CUDA backend (PyCUDA) compiles with nvcc.
+    assert validate.measuring_compiler("auto", t1, None) == "nvcc"
+    assert validate.measuring_compiler("auto", None, None) == "nvcc"  # a cache without T1
+    assert validate.measuring_compiler("nvrtc", t1, None) == "nvrtc"  # asked for: kept
+    # Without the nvcc it names, the next best is the usual choice.
+    assert validate.measuring_compiler("auto", t1, str(tmp_path / "no-nvcc")) == "auto"
+    raw = json.loads((MEASURED / "pnpoly" / "T1.json").read_text())
+    raw["KernelSpecification"]["Language"] = "HIP"
+    hip = tmp_path / "T1.json"
+    hip.write_text(json.dumps(raw))
+    hip_t1 = read_t1(hip, kernel_file=MEASURED / "pnpoly" / "pnpoly.cu")
+    assert validate.measuring_compiler("auto", hip_t1, None) == "auto"
