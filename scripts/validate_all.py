@@ -45,17 +45,17 @@ class Dataset:
 DATASETS = (
     # tune_convolution.py: problem 4096², grid_div_x/y = block size × tile size (as in T1.json).
     Dataset("convolution", missing=(
-        "reuse of a tile's halo by neighbouring blocks through L2 (each block's tile is costed "
-        "as DRAM traffic), and the imperfect overlap of the load and compute phases around the "
-        "barrier (the model takes the larger of the two)")),
+        "the imperfect overlap of the load and compute phases around the barrier (the model "
+        "takes the larger of the two), and L2 bandwidth: small tiles re-read their halo from "
+        "L2, which the model costs only on the L1 data path")),
     # Its T1.json names `convolution_milo.cu`; the folder holds the kernel as `convolution.cu`.
     Dataset("convolution_milo", (
         "--source", str(MEASURED / "convolution_milo" / "convolution.cu"),
     ), "kernel source given explicitly: T1.json names a file the folder does not have", missing=(
-        "two configurations (read_only=1, use_shmem=1, use_padding=0, tile_size_x ≥ 3) measure "
-        "5-9× slower than predicted and are predicted fastest; their code, registers and shared "
-        "memory look like their neighbours' and no mechanism of the model separates them; "
-        "elsewhere as convolution")),
+        "with 12 outputs per thread (tile 3×4 or 4×3) on blocks of 4 or more rows the GPU is "
+        "3-6× slower than with 9 or 16, which nothing in the PTX shows (ptxas gives those "
+        "variants 40 registers, the 4×4 ones 79: the machine code differs); elsewhere as "
+        "convolution")),
     # tune_pnpoly.py: 20 M points, grid_div_x = block_size_x × tile_size; n is the kernel's
     # point count. The measured times include the host code's zero-copy transfers of points and
     # bitmap over PCIe (pnpoly_host.cu, not published), which the model does not see.
