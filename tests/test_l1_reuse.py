@@ -17,6 +17,7 @@ from flipflop.analysis.memory import block_footprint_sectors
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
 from flipflop.model.l2 import dram_bytes_per_thread, row_reuse_hit_rate
+from flipflop.model.performance import global_wavefronts_per_warp
 from flipflop.ptx import parse_ptx
 
 NVCC = nvcc_for_tests()
@@ -128,3 +129,19 @@ def test_reuse_a_grid_row_apart_needs_the_row_to_fit_in_l2(tmp_path: Path) -> No
     assert row_reuse_hit_rate(profile, work, tall) == pytest.approx(profile.l2_bytes / row_bytes)
     kept = dram_bytes_per_thread(profile, work, tall)
     assert work.dram_bytes - 32 * work.global_load_row_reuse_sectors < kept < work.dram_bytes
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_a_broadcast_load_takes_a_whole_l1_cycle(tmp_path: Path) -> None:
+    features = _direct_stencil(tmp_path)
+    work = features.work(LaunchShape((32, 8, 1), (32, 128, 1)), {})
+    weights = [s for s in work.sites if s.space == "global" and s.pattern == "uniform"]
+    taps = [s for s in work.sites if s.space == "global" and s.pattern != "uniform"]
+    # 25 weights, one word for the whole warp each: a quarter of a wavefront's data, a whole
+    # cycle of the L1 pipeline all the same.
+    assert sum(s.accesses for s in weights) == pytest.approx(25.0)
+    assert sum(32 * s.sectors / 4 for s in weights) == pytest.approx(25 / 4)
+    # The input taps and the store move 4-5 sectors per request: their sectors set the cycles.
+    moved = sum(32 * s.sectors / 4 for s in taps)
+    assert moved >= sum(s.accesses for s in taps)
+    assert global_wavefronts_per_warp(work) == pytest.approx(25.0 + moved)

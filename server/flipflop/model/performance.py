@@ -24,6 +24,7 @@ from flipflop.model.constants import (
 from flipflop.model.l2 import dram_bytes_per_thread
 
 _LOAD_SPACES = frozenset({"global", "local", "generic", "tex"})
+_GLOBAL_SPACES = frozenset({"global", "generic", "tex"})
 
 
 @dataclass(frozen=True)
@@ -148,8 +149,7 @@ def _unit_cycles_per_block(
     # L1 and shared memory share one data path of 128 B per cycle (CUDA C++ Programming Guide,
     # "Shared Memory" and "L1 cache"): global and local sectors pass it 4 to a wavefront.
     data_path = (
-        warps * work.shared_wavefronts
-        + lanes * (work.global_load_sectors + work.global_store_sectors) / SECTORS_PER_WAVEFRONT
+        warps * (work.shared_wavefronts + global_wavefronts_per_warp(work))
         + lanes * work.local_bytes / SHARED_WAVEFRONT_BYTES
     )
     pipes = work.pipe_work()
@@ -167,6 +167,21 @@ def _unit_cycles_per_block(
         ("tensor", _cycles(lanes * work.tensor_flops, rates.tensor_flops, "tensor")),
         ("shared", _cycles(warps * work.shared_wavefronts, wavefronts_per_cycle, "shared")),
         ("l1", _cycles(data_path, wavefronts_per_cycle, "shared")),
+    )
+
+
+def global_wavefronts_per_warp(work: ThreadWork) -> float:
+    """L1 wavefronts of a warp's global loads and stores: a request's sectors pass the data
+    stage four to a cycle, and every request takes at least one cycle, a broadcast of one word
+    too (the MIO queue hands the LSU pipe one instruction per cycle per SM, and the L1TEX tag
+    stage takes a request per wavefront: NVIDIA developer forums, "How does the LSU execute
+    load/store instructions in the Ampere architecture", Nsight Compute team's answer, 2023)."""
+    sites = [site for site in work.sites if site.space in _GLOBAL_SPACES]
+    if not sites:
+        per_thread = work.global_load_sectors + work.global_store_sectors
+        return WARP_SIZE * per_thread / SECTORS_PER_WAVEFRONT
+    return sum(
+        max(site.accesses, WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT) for site in sites
     )
 
 
