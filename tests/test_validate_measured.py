@@ -69,3 +69,22 @@ def test_a_measured_space_ranks_at_least_as_well_as_before(
     assert 0.0 <= metrics["search_space_reduction"] < 1.0
     for baseline in ("occupancy_heuristic", "most_threads"):
         assert baselines[baseline]["regret_time"] >= 0.0
+
+
+def test_a_file_faster_than_its_gpu_can_run_the_kernel_is_flagged() -> None:
+    def result(folder: str, name: str, gpu: str) -> tuple[object, dict[str, object]]:
+        return DATASETS[folder], {"file": str(MEASURED / folder / name), "gpu": gpu}
+
+    results = [
+        result("pnpoly", "RTX_2080_Ti.json.gz", "rtx2080ti"),
+        result("pnpoly", "RTX_3090.json.gz", "rtx3090"),
+        result("convolution", "RTX_2080_Ti.json.gz", "rtx2080ti"),
+        result("convolution", "RTX_3090.json.gz", "rtx3090"),
+        result("gemm", "RTX_2080_Ti.json.gz", "rtx2080ti"),
+        result("gemm", "RTX_3090.json.gz", "rtx3090"),
+    ]
+    flagged = VALIDATE_ALL.implausibly_fast(results)
+    # pnpoly's 2080 Ti runs take a median 0.024 ms for 20 M points × 600 edges, ~500× less
+    # than the 3090's with 2.65× the FP32 peak; the slower side and the other kernels pass.
+    assert list(flagged) == [str(MEASURED / "pnpoly" / "RTX_2080_Ti.json.gz")]
+    assert "faster than on RTX_3090" in flagged[str(MEASURED / "pnpoly" / "RTX_2080_Ti.json.gz")]
