@@ -161,7 +161,8 @@ def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
             kind="memory_traffic",
             share=share,
             message=(
-                f"global memory traffic: {_bytes(total_bytes)} ({work.dram_bytes:.0f} B/thread), "
+                f"global memory traffic: {_bytes(total_bytes)} "
+                f"({total_bytes / prediction.launch.shape.threads:.0f} B/thread), "
                 f"{share:.0%} of energy{_assumed_counts(_global_sites(work))}"
             ),
             lines=_lines_of(_global_sites(work)),

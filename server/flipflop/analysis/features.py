@@ -19,7 +19,13 @@ from flipflop.analysis import opclass as oc
 from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
-from flipflop.analysis.memory import SiteShape, StaticSite, block_footprint_sectors, evaluate_site
+from flipflop.analysis.memory import (
+    SECTOR_BYTES,
+    SiteShape,
+    StaticSite,
+    block_footprint_sectors,
+    evaluate_site,
+)
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -536,7 +542,9 @@ def _reuse_shares(
             continue
         requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
         l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-        before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint)
+        span = _byte_span((cx, cy, cz), offsets, first.width_bytes, block)
+        before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
+                                                 span)  # fmt: skip
         reuse = _Reuse(l1_miss, 1.0 - before_x, row_before)
         for index in members:
             shares[index] = reuse
@@ -554,6 +562,14 @@ def _footprint_of(
     return footprint
 
 
+def _byte_span(lanes: tuple[int, int, int], offsets: tuple[int, ...], width: int,
+               block: tuple[int, int, int]) -> tuple[int, int]:  # fmt: skip
+    """[first, last] byte a block's threads and copies can touch."""
+    reach = [c * (n - 1) for c, n in zip(lanes, block, strict=True)]
+    first = min(offsets) + sum(min(0, r) for r in reach)
+    return first, max(offsets) + sum(max(0, r) for r in reach) + width - 1
+
+
 def _neighbour_shares(
     site: StaticSite,
     shape: LaunchShape,
@@ -561,6 +577,7 @@ def _neighbour_shares(
     offsets: tuple[int, ...],
     touched: int,
     footprint: Callable[[tuple[int, ...]], int | None],
+    span: tuple[int, int],
 ) -> tuple[float, float]:
     """(share of a block's footprint the block before along x read, share of the rest the
     block one grid row earlier read), averaged over the grid: the first block of each row has
@@ -573,9 +590,16 @@ def _neighbour_shares(
     except ex.MissingSymbol:
         return 0.0, 0.0
 
+    first, last = span[0] // SECTOR_BYTES, span[1] // SECTOR_BYTES
+
     def shared_with(step: int, blocks_along: int) -> float:
         if blocks_along <= 1:
             return 0.0
+        if step == 0:
+            return 1.0 - 1.0 / blocks_along
+        moved_first, moved_last = (span[0] + step) // SECTOR_BYTES, (span[1] + step) // SECTOR_BYTES
+        if moved_first > last or moved_last < first:
+            return 0.0  # the two blocks' sector ranges do not meet: the usual 1-D case
         both = footprint(tuple(sorted({*offsets, *(o + step for o in offsets)})))
         if both is None:
             return 0.0
