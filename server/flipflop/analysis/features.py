@@ -19,13 +19,8 @@ from flipflop.analysis import opclass as oc
 from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
-from flipflop.analysis.memory import (
-    SECTOR_BYTES,
-    SiteShape,
-    StaticSite,
-    block_footprint_sectors,
-    evaluate_site,
-)
+from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
+from flipflop.analysis.reuse import NO_REUSE, Reuse, reuse_shares
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -177,7 +172,7 @@ class KernelFeatures:
         loads_by_key: dict[tuple[int, ...], list[float]] = {}
         evaluated_sites = [evaluate_site(site, block, env) for site in self.sites]
         kinds = [factor.kind for factor in factors]
-        reuse = _reuse_shares(self.sites, evaluated_sites, kinds, shape, env)
+        reuse = reuse_shares(self.sites, evaluated_sites, kinds, shape, env)
         for site, evaluated, shares in zip(self.sites, evaluated_sites, reuse, strict=True):
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
@@ -484,134 +479,8 @@ def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float
     return max(1.0, weighted / dynamic)
 
 
-@dataclass(frozen=True)
-class _Reuse:
-    """What of a site's requested sectors one block's caches serve (shares, 1 = none)."""
-
-    l1_miss: float = 1.0  # of the requested sectors, the share that misses L1
-    new: float = 1.0  # of those, the share the block before along x did not read
-    row: float = 0.0  # of the new ones, the share the block one grid row earlier read
-
-
-_NO_REUSE = _Reuse()
-
-
-def _reuse_shares(
-    sites: Sequence[StaticSite],
-    shapes: Sequence[SiteShape],
-    kinds: Sequence[str],
-    shape: LaunchShape,
-    env: Mapping[str, float],
-) -> list[_Reuse]:
-    """Per site, the share of its requested sectors that miss L1 and what of those neighbouring
-    blocks read too. What the block's threads and the site's unrolled copies touch more than
-    once is served by L1 (global loads are cached in L1 on compute capability 7.0 and newer,
-    CUDA C++ Programming Guide, "Global Memory" of each compute capability). Sites of one
-    source access (same line, address base and loop nest, whatever their offsets) share one
-    footprint: the window of an unrolled stencil. A neighbouring block's footprint is the same
-    one moved by the address's block stride; what the two share (a stencil's halo, a GEMM
-    block's row of A) is read once from DRAM when L2 still holds it. `kinds` are the factors'
-    kinds ("loop" or "guard")."""
-    shares = [_NO_REUSE] * len(sites)
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for index, site in enumerate(sites):
-        if (site.space in ("global", "tex") and not site.is_store
-                and site.kind in ("affine", "uniform") and site.copy_offsets is not None
-                and shapes[index].sectors > 0.0):  # fmt: skip
-            # Copies behind their own bounds tests (a guarded stencil) are one access still:
-            # the loop nest, not the guards, says which copies run together.
-            loops = tuple(i for i in site.key if kinds[i] == "loop")
-            group = (site.space, site.width_bytes, site.base, site.lines, loops)
-            groups.setdefault(group, []).append(index)
-    block = shape.block
-    threads = shape.threads_per_block
-    for members in groups.values():
-        first = sites[members[0]]
-        try:
-            cx, cy, cz, cl = (
-                (round(c.evaluate(env)) for c in first.lane_coefficients)
-                if first.lane_coefficients is not None
-                else (0, 0, 0, 0)  # uniform: every thread at the same address
-            )
-        except ex.MissingSymbol:
-            continue
-        offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
-        footprint = _footprint_of((cx, cy, cz, cl), first.width_bytes, block)
-        touched = footprint(offsets)
-        if touched is None:
-            continue
-        requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
-        l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-        span = _byte_span((cx, cy, cz), offsets, first.width_bytes, block)
-        before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
-                                                 span)  # fmt: skip
-        reuse = _Reuse(l1_miss, 1.0 - before_x, row_before)
-        for index in members:
-            shares[index] = reuse
-    return shares
-
-
-def _footprint_of(
-    lanes: tuple[int, int, int, int], width: int, block: tuple[int, int, int]
-) -> Callable[[tuple[int, ...]], int | None]:
-    """`block_footprint_sectors` of one access pattern, as a function of the copies' offsets."""
-
-    def footprint(copies: tuple[int, ...]) -> int | None:
-        return block_footprint_sectors(*lanes, copies, width, *block)
-
-    return footprint
-
-
-def _byte_span(lanes: tuple[int, int, int], offsets: tuple[int, ...], width: int,
-               block: tuple[int, int, int]) -> tuple[int, int]:  # fmt: skip
-    """[first, last] byte a block's threads and copies can touch."""
-    reach = [c * (n - 1) for c, n in zip(lanes, block, strict=True)]
-    first = min(offsets) + sum(min(0, r) for r in reach)
-    return first, max(offsets) + sum(max(0, r) for r in reach) + width - 1
-
-
-def _neighbour_shares(
-    site: StaticSite,
-    shape: LaunchShape,
-    env: Mapping[str, float],
-    offsets: tuple[int, ...],
-    touched: int,
-    footprint: Callable[[tuple[int, ...]], int | None],
-    span: tuple[int, int],
-) -> tuple[float, float]:
-    """(share of a block's footprint the block before along x read, share of the rest the
-    block one grid row earlier read), averaged over the grid: the first block of each row has
-    no block before it, the first row no row before it. Each pair shares what their footprints
-    overlap in; the two overlaps are taken as independent."""
-    if site.block_coefficients is None or touched <= 0:
-        return 0.0, 0.0
-    try:
-        step_x, step_y, _ = (round(c.evaluate(env)) for c in site.block_coefficients)
-    except ex.MissingSymbol:
-        return 0.0, 0.0
-
-    first, last = span[0] // SECTOR_BYTES, span[1] // SECTOR_BYTES
-
-    def shared_with(step: int, blocks_along: int) -> float:
-        if blocks_along <= 1:
-            return 0.0
-        if step == 0:
-            return 1.0 - 1.0 / blocks_along
-        moved_first, moved_last = (span[0] + step) // SECTOR_BYTES, (span[1] + step) // SECTOR_BYTES
-        if moved_first > last or moved_last < first:
-            return 0.0  # the two blocks' sector ranges do not meet: the usual 1-D case
-        both = footprint(tuple(sorted({*offsets, *(o + step for o in offsets)})))
-        if both is None:
-            return 0.0
-        overlap = max(0, 2 * touched - both) / touched
-        return min(1.0, overlap) * (1.0 - 1.0 / blocks_along)
-
-    grid_x, grid_y, _ = shape.grid
-    return shared_with(step_x, grid_x), shared_with(step_y, grid_y)
-
-
 def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float,
-               reuse: _Reuse = _NO_REUSE) -> SiteWork:  # fmt: skip
+               reuse: Reuse = NO_REUSE) -> SiteWork:  # fmt: skip
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
