@@ -163,11 +163,34 @@ def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
             message=(
                 f"global memory traffic: {_bytes(total_bytes)} "
                 f"({total_bytes / prediction.launch.shape.threads:.0f} B/thread), "
-                f"{share:.0%} of energy{_assumed_counts(_global_sites(work))}"
+                f"{share:.0%} of energy{_cache_reuse(work, prediction)}"
+                f"{_assumed_counts(_global_sites(work))}"
             ),
             lines=_lines_of(_global_sites(work)),
         )
     ]
+
+
+def _cache_reuse(work: ThreadWork, prediction: Prediction) -> str:
+    """What the caches save of the loads' traffic, when it is worth saying: the block's own
+    re-reads served by L1, the neighbouring blocks' by L2."""
+    requested = work.global_load_sectors
+    misses = work.global_load_l1_misses
+    if requested <= 0.0 or misses is None:
+        return ""
+    others = SECTOR_BYTES * work.global_store_sectors + work.local_bytes
+    from_dram = max(0.0, prediction.breakdown.dram_bytes / prediction.launch.shape.threads - others)
+    in_l1 = 1.0 - min(misses, requested) / requested
+    in_l2 = 1.0 - min(1.0, from_dram / (SECTOR_BYTES * misses)) if misses > 0.0 else 0.0
+    parts = []
+    if in_l1 >= _WORTH_SAYING:
+        parts.append(f"L1 serves {in_l1:.0%} of the load sectors (re-read within a block)")
+    if in_l2 >= _WORTH_SAYING:
+        parts.append(f"L2 serves {in_l2:.0%} of the rest (data neighbouring blocks read too)")
+    return "; " + ", ".join(parts) if parts else ""
+
+
+_WORTH_SAYING = 0.10  # a cache's share of the traffic below this is not worth a reader's time
 
 
 def _by_lines(sites: list[SiteWork]) -> list[list[SiteWork]]:
