@@ -73,9 +73,12 @@ DATASETS = (
         "--grid-div-y", "NWG", "--block-size-names", "MDIMC,NDIMC,block_size_z",
         "--param", "kSizeM=4096", "--param", "kSizeN=4096", "--param", "kSizeK=4096",
     ), missing=(
-        "among compute-bound configurations at the same FLOP count only the FP32 pipe's bound "
-        "is seen; what separates them on the GPU (shared-memory and register-bank conflicts, "
-        "dual issue, latency with 4-8 warps per SM) is not modelled")),
+        "the tile loads into shared memory (SA=1, SB=1) index by the thread id modulo and "
+        "divided by MDIMA/NDIMB, which the address analysis does not follow: they are taken as "
+        "coalesced and neither L1 nor L2 reuse is counted for them, so those variants' DRAM "
+        "traffic is about twice the direct variants' and the fastest measured ones (SA=SB=1) "
+        "are predicted memory-bound; and among compute-bound configurations only the FP32 "
+        "pipe's bound is seen (register-bank conflicts and dual issue are not modelled)")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (
