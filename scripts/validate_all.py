@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,8 +112,10 @@ def run_one(path: Path, dataset: Dataset, sample: int, seed: int) -> dict[str, o
 IMPLAUSIBLE_FACTOR = 10.0
 
 
+@cache
 def measured_times(path: Path) -> dict[str, float]:
-    """Configuration key → measured time (ms) of a Kernel Tuner cache; failed ones left out."""
+    """Configuration key → measured time (ms) of a Kernel Tuner cache; failed ones left out.
+    Read once per file: every pair of a kernel's files compares them."""
     with gzip.open(path, "rt") as handle:
         cache = json.load(handle)["cache"]
     return {key: float(entry["time"]) for key, entry in cache.items()

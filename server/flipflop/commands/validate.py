@@ -182,7 +182,7 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
     return validate_measured_space(measured, target, args.sample, args.seed)
 
 
-def measuring_compiler(wanted: str, t1: T1Input | None, nvcc: str | None) -> Compiler:
+def measuring_compiler(wanted: Compiler, t1: T1Input | None, nvcc: str | None) -> Compiler:
     """The compiler that built what was measured. Kernel Tuner's backend for `lang="CUDA"`
     (its default, and the Language of a T1 file that names none) is PyCUDA, which compiles with
     nvcc; NVRTC's ptxas of another release allocates registers differently (it spills where
@@ -191,8 +191,8 @@ def measuring_compiler(wanted: str, t1: T1Input | None, nvcc: str | None) -> Com
     from flipflop.toolchain.discovery import find_toolchain
     from flipflop.toolchain.errors import ToolchainError
 
-    if wanted in ("nvcc", "nvrtc"):
-        return "nvcc" if wanted == "nvcc" else "nvrtc"
+    if wanted != "auto":
+        return wanted
     language = t1.language if t1 is not None else "CUDA"
     if language.upper() != "CUDA":
         return "auto"

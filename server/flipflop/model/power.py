@@ -13,7 +13,6 @@ from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.model.constants import SECTOR_BYTES, SHARED_WAVEFRONT_BYTES, WARP_SIZE
-from flipflop.model.l2 import dram_bytes_per_thread
 
 _PICO = 1e-12
 
@@ -27,8 +26,11 @@ class DynamicEnergy:
     dram_j: float  # does not scale with the SM clock
 
 
-def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) -> DynamicEnergy:
-    """Σ_u e_u × ops_u over every launched thread, plus L2 and DRAM traffic."""
+def dynamic_energy(
+    profile: GpuProfile, work: ThreadWork, shape: LaunchShape, dram_bytes: float
+) -> DynamicEnergy:
+    """Σ_u e_u × ops_u over every launched thread, plus L2 traffic and the launch's
+    `dram_bytes` (the time model's count, `LaunchCost.dram_bytes`, L2 reuse included)."""
     coeff = profile.power
     threads = shape.threads
     # A shared wavefront serves a warp: its bytes split evenly over the warp's lanes.
@@ -54,6 +56,5 @@ def dynamic_energy(profile: GpuProfile, work: ThreadWork, shape: LaunchShape) ->
     return DynamicEnergy(
         core_by_unit=core_by_unit,
         core_j=sum(joules for _, joules in core_by_unit),
-        dram_j=coeff.pj_per_dram_byte * dram_bytes_per_thread(profile, work, shape) * threads
-        * _PICO,
+        dram_j=coeff.pj_per_dram_byte * dram_bytes * _PICO,
     )

@@ -142,7 +142,7 @@ def prepare_launch(
         raise UnlaunchableConfig(_unlaunchable_reason(resources, shape, str(occ.limiter)))
     work = with_spills(work, resources)
     cost = launch_cost(profile, work, shape, occ.active_blocks_per_sm)
-    energy = dynamic_energy(profile, work, shape)
+    energy = dynamic_energy(profile, work, shape, cost.dram_bytes)
     boost_time_s, boost_bound = _time_and_bound(cost, profile.boost_clock_mhz)
     voltage = voltage_curve(profile)
     return PreparedLaunch(
