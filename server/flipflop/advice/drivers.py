@@ -267,8 +267,10 @@ def _bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     ]
     drivers = []
     for sites in _by_lines(conflicting):
+        # Of each request's wavefronts, those past the conflict-free count.
         excess = sum(
-            site.accesses * (site.bank_conflict_degree - 1.0) for site in sites
+            site.accesses * site.wavefronts_per_request * (1.0 - 1.0 / site.bank_conflict_degree)
+            for site in sites
         ) / work.shared_wavefronts
         degree = max(site.bank_conflict_degree for site in sites)
         lines = sites[0].lines

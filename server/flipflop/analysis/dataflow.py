@@ -17,10 +17,12 @@ The analysis is conservative about that:
 Approximations (documented because they are not exact):
 - `and x, 2^k - 1` with a small mask on a value that is the same for every thread (a loop
   remainder `n & 3`) is taken as its mean, (2^k - 1) / 2; any other mask made of one run of set
-  bits (`(tid + 1) % 256`, rounding down with `-2^k`) is taken as x: right for the lanes of a
-  warp as long as they do not wrap around.
+  bits (`(tid + 1) % 256`) is taken as x: right for the lanes of a warp as long as they do not
+  wrap around. Rounding a thread index down (`and x, -2^k`) is exact: x minus a lane function.
 - `shr`/`div` by a constant of a value that is the same for every thread (`blockDim.x / 2`) is
-  taken as exact division; on thread-dependent values it is opaque.
+  taken as exact division. Of a nonnegative function of the thread's position in its block,
+  `shr`/`div`/`rem` by a constant are lane functions (`flipflop.analysis.lanes`), and the sign
+  test of a signed division (`shr.s32 x, 31`) is 0; other thread-dependent values are opaque.
 """
 
 from __future__ import annotations
@@ -32,12 +34,14 @@ from operator import itemgetter
 
 from flipflop.analysis.cfg import ControlFlow
 from flipflop.analysis.conditions import Condition, predicate_taint, read_condition
+from flipflop.analysis.lanes import LaneFunction, function_atom, is_nonnegative
 from flipflop.analysis.memory import (
     AddressKind,
     BlockCoefficients,
     LaneCoefficients,
     block_strides,
     describe_address,
+    lane_functions,
 )
 from flipflop.analysis.poly import DATA, LANE, MAX_TERMS, THREAD, Monomial, Poly
 from flipflop.analysis.scan import FunctionScan, destinations, scan_function
@@ -57,12 +61,15 @@ from flipflop.ir import (
 AddressPattern = tuple[AddressKind, LaneCoefficients | None, int, int]
 
 _MAX_DEPTH = 48
+# A mask whose set bits run from 2^k to at least this bit rounds any thread index down to a
+# multiple of 2^k (a block holds at most 1024 threads, a grid row far fewer than 2^20 blocks).
+_HIGH_BITS = 1 << 20
 _COPIES = frozenset(("mov", "cvta"))
 _MULTIPLIES = frozenset(("mul", "mul24"))
 _MULTIPLY_ADDS = frozenset(("mad", "mad24"))
 _first = itemgetter(0)
 # Opcodes `_evaluate` follows with two sources, or with a constant second source.
-_BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div"))
+_BINARY = frozenset(("add", "sub", "mul", "mul24", "shl", "and", "shr", "div", "rem"))
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,7 @@ class FunctionValues:
         ] = {}
         self._described: dict[int, tuple[Poly, AddressPattern]] = {}
         self._block_strides: list[BlockCoefficients | None] = []  # by number of address base
+        self._lane_functions: list[tuple[LaneFunction, ...]] = []  # by number of address base
 
     def definition_sites(self, name: str) -> Sequence[tuple[int, int]]:
         """Every (block, instruction) that writes the register, in program order."""
@@ -258,12 +266,17 @@ class FunctionValues:
                 coefficients = self._lanes.setdefault(coefficients, coefficients)
             known = self._patterns[shape] = (kind, coefficients, len(self._patterns))
             self._block_strides.append(block_strides(base))
+            self._lane_functions.append(lane_functions(base) or ())
         constant = terms.get((), 0)
         return known[0], known[1], int(constant) if float(constant).is_integer() else 0, known[2]
 
     def base_block_strides(self, number: int) -> BlockCoefficients | None:
         """`block_strides` of the address base `number` (as `describe` numbers them)."""
         return self._block_strides[number] if 0 <= number < len(self._block_strides) else None
+
+    def base_lane_functions(self, number: int) -> tuple[LaneFunction, ...]:
+        """`lane_functions` of the address base `number` (as `describe` numbers them)."""
+        return self._lane_functions[number] if 0 <= number < len(self._lane_functions) else ()
 
     def address(self, address: Address, block: int, index: int, depth: int = 0) -> Poly:
         base = self.operand(address.base, block, index, depth)
@@ -463,13 +476,22 @@ class FunctionValues:
 
     def _shifted_down(self, opcode: str, dividend: Poly, amount: int, instruction: Instruction,
                       name: str, block: int, index: int, depth: int) -> Poly:  # fmt: skip
-        """`shr`/`div` by a constant (and any other binary opcode with a constant operand)."""
-        if opcode in ("shr", "div"):
+        """`shr`/`div`/`rem` by a constant (and any other binary opcode with a constant
+        operand)."""
+        if opcode in ("shr", "div", "rem"):
             divisor = 2**amount if opcode == "shr" else amount
+            remainder = opcode == "rem"
             if dividend.is_constant and divisor > 0:
-                return Poly.constant(int(dividend.constant_term) // divisor)
-            if divisor > 0 and not dividend.taint() & (THREAD | DATA):
+                value = int(dividend.constant_term)
+                return Poly.constant(value % divisor if remainder else value // divisor)
+            if divisor > 0 and not remainder and not dividend.taint() & (THREAD | DATA):
                 return dividend.scale(1 / divisor)  # a launch-wide value: the floor is dropped
+            if (opcode == "shr" and amount == _register_bits(instruction) - 1
+                    and is_nonnegative(dividend)):  # fmt: skip
+                return Poly.constant(0)  # the sign of a thread index: a signed division's test
+            function = function_atom(dividend, divisor, remainder)
+            if function is not None:
+                return function
         return self._opaque_from_operands(instruction, name, block, index, depth)
 
     def _opaque_from_operands(
@@ -505,8 +527,16 @@ class FunctionValues:
         low_mask = mask > 0 and (mask & (mask + 1)) == 0
         if low_mask and mask <= 15 and not operand.taint() & THREAD:
             return Poly.constant(mask / 2)  # mean remainder of an unrolled loop's trip count
+        if mask >= 1 << 31:  # written as an unsigned constant: its two's complement value
+            mask -= 1 << (64 if mask >= 1 << 32 else 32)
         lowest = mask & -mask
         contiguous = mask != 0 and ((mask + lowest) & mask) == 0  # one run of set bits
+        if contiguous and lowest > 1 and (mask < 0 or mask >= _HIGH_BITS):
+            # Rounding down to a multiple of 2^k (the run reaches past any thread index):
+            # x − x mod 2^k, the remainder kept as a lane function.
+            remainder = function_atom(operand, lowest, True)
+            if remainder is not None:
+                return operand - remainder
         if contiguous:
             return operand
         return self._opaque(name, key)
@@ -534,6 +564,10 @@ class FunctionValues:
             if earlier:
                 return block, earlier[-1]
         return None
+
+
+def _register_bits(instruction: Instruction) -> int:
+    return 64 if not {"s64", "u64", "b64"}.isdisjoint(instruction.modifiers) else 32
 
 
 def _self_update(

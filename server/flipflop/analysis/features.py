@@ -19,8 +19,13 @@ from flipflop.analysis import opclass as oc
 from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
-from flipflop.analysis.memory import SiteShape, StaticSite, evaluate_site
-from flipflop.analysis.reuse import NO_REUSE, Reuse, reuse_shares
+from flipflop.analysis.memory import (
+    SiteShape,
+    StaticSite,
+    conflict_free_wavefronts,
+    evaluate_site,
+)
+from flipflop.analysis.reuse import Reuse, reuse_shares
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -176,7 +181,7 @@ class KernelFeatures:
         for site, evaluated, shares in zip(self.sites, evaluated_sites, reuse, strict=True):
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
-            work = _site_work(site, evaluated, weight, guarded, shares)
+            work = _site_work(site, evaluated, weight, guarded, shares, shape.threads_per_block)
             if site.space in _MEMORY_SPACES and not site.is_store:
                 # A region is a loop nest: ptxas predicates short guarded blocks and issues
                 # their loads together, and a branch does not wait for a load, its use does.
@@ -480,11 +485,12 @@ def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float
 
 
 def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float,
-               reuse: Reuse = NO_REUSE) -> SiteWork:  # fmt: skip
+               reuse: Reuse, threads: int) -> SiteWork:  # fmt: skip
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
     misses = sectors * reuse.l1_miss
+    wavefronts = shape.wavefronts or conflict_free_wavefronts(site.width_bytes, threads)
     return SiteWork(
         l1_miss_sectors=misses,
         new_sectors=misses * reuse.new,
@@ -499,6 +505,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float
         bank_conflict_degree=shape.bank_conflict_degree,
         stride_bytes=shape.stride_bytes,
         guard_fraction=min(1.0, max(0.0, guarded)),
+        wavefronts_per_request=wavefronts,
     )
 
 
@@ -518,7 +525,7 @@ def _accumulate(sums: dict[str, float], site: StaticSite, work: SiteWork) -> Non
     elif space == "shared" and not site.async_copy:
         sums["shared_accesses"] = sums.get("shared_accesses", 0.0) + work.accesses
         sums["shared_wavefronts"] = (
-            sums.get("shared_wavefronts", 0.0) + work.accesses * work.bank_conflict_degree
+            sums.get("shared_wavefronts", 0.0) + work.accesses * work.wavefronts_per_request
         )
 
 

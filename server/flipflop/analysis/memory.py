@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Literal
 
 from flipflop.analysis import expr as ex
+from flipflop.analysis.lanes import EvaluatedFunction, LaneFunction, decode, function_value
 from flipflop.analysis.opclass import TYPE_BYTES, data_type, mma_shape
 from flipflop.analysis.poly import DATA, LANE_ACROSS, LANE_ROWS, Monomial, Poly, atom_taint
 from flipflop.analysis.work import AccessPattern, MemorySpace
@@ -78,6 +79,9 @@ class StaticSite:
     # Bytes the address moves from one block to the next along each grid axis; None when it is
     # not a plain function of the block index.
     block_coefficients: BlockCoefficients | None = None
+    # Terms of the address that divide a thread index by a constant or take it modulo one
+    # (`flipflop.analysis.lanes`), added to what `lane_coefficients` give.
+    lane_functions: tuple[LaneFunction, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,9 +90,12 @@ class SiteShape:
 
     pattern: AccessPattern
     sectors: float  # per thread and access (global/local)
-    bank_conflict_degree: float  # shared
+    bank_conflict_degree: float  # shared: wavefronts per request over the conflict-free count
     stride_bytes: int | None
     assumed: str | None  # the assumption used, if any
+    # Shared: wavefronts one warp request takes, the phases of a wide access included; 0 means
+    # a conflict-free request (`conflict_free_wavefronts`).
+    wavefronts: float = 0.0
 
 
 def memory_space(instruction: Instruction) -> MemorySpace | None:
@@ -156,16 +163,19 @@ def address_operand(instruction: Instruction) -> Address | None:
 
 
 def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | None, int]:
-    """(kind, lane coefficients, numeric offset) of an address."""
+    """(kind, lane coefficients, numeric offset) of an address. Terms that are lane functions
+    (`lane_functions`) make an address affine but add nothing to its coefficients."""
     terms = address.terms
     constant = terms.get((), 0)
     offset = int(constant) if float(constant).is_integer() else 0
     lane_parts: dict[str, dict[Monomial, float]] = {}
     loaded = 0  # taints of offsets loaded from memory that are the same along a warp's row
+    functions = False
     for monomial, coefficient in terms.items():
         lane_atom = ""
         lanes = 0
         data = 0
+        function = False
         for atom in monomial:
             if atom in _LANE_SET:
                 lane_atom = atom
@@ -176,8 +186,15 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
                     data |= taint  # a table entry per row or per block (dedispersion's shifts)
                 elif taint & DATA:
                     return "indirect", None, offset
+                elif taint and decode(atom) is not None and not function:
+                    function = True
                 elif taint:
                     return "unknown", None, offset  # an opaque part that may differ between lanes
+        if function:
+            if lanes or data:
+                return "unknown", None, offset
+            functions = True
+            continue
         if data:
             if lanes:
                 return "indirect", None, offset  # a loaded value scales the lane index
@@ -192,7 +209,7 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
         else:
             rest = tuple(atom for atom in monomial if atom != lane_atom)
         lane_parts.setdefault(lane_atom, {})[rest] = coefficient
-    if not lane_parts and not loaded:
+    if not lane_parts and not loaded and not functions:
         return "uniform", None, offset
     coefficients: list[ex.Expr] = []
     for atom in _LANE_ATOMS:
@@ -211,6 +228,25 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
     if loaded:
         kind = "row_data" if loaded & LANE_ROWS else "uniform_data"
     return kind, (coefficients[0], coefficients[1], coefficients[2], coefficients[3]), offset
+
+
+def lane_functions(address: Poly) -> tuple[LaneFunction, ...] | None:
+    """The address's terms that are lane functions, each with its coefficient; None when one
+    of them cannot be written as one (the address is then not affine either)."""
+    functions: list[LaneFunction] = []
+    for monomial, coefficient in address.terms.items():
+        for atom in monomial:
+            decoded = decode(atom)
+            if decoded is None:
+                continue
+            remainder, divisor, base = decoded
+            scale = Poly({tuple(a for a in monomial if a != atom): coefficient}).to_expr()
+            kind, lanes, offset = describe_address(base)
+            if scale is None or kind != "affine" or lanes is None:
+                return None
+            functions.append(LaneFunction(scale, remainder, divisor, lanes, offset))
+            break
+    return tuple(functions)
 
 
 def block_strides(address: Poly) -> BlockCoefficients | None:
@@ -279,6 +315,16 @@ def evaluate_site(
             return SiteShape("unknown", 0.0, 1.0, None, f"lane stride needs '{missing.name}'")
         return SiteShape("strided", float(math.ceil(width / SECTOR_BYTES)), 1.0, None,
                          f"lane stride needs '{missing.name}': taken as >= 32 bytes")  # fmt: skip
+    functions: tuple[EvaluatedFunction, ...] = ()
+    if site.lane_functions:
+        try:
+            functions = tuple(function.evaluate(env) for function in site.lane_functions)
+            # A function's value differs between the rows of a warp however wide the block
+            # is, so every plain coefficient counts too.
+            cx, cy, cz, cl = (round(c.evaluate(env)) for c in site.lane_coefficients)
+        except ex.MissingSymbol as missing:
+            assumed = f"lane function needs '{missing.name}': taken as coalesced"
+            return SiteShape("unknown", _contiguous_sectors(width), 1.0, None, assumed)
     if far_rows:
         # Each row of the warp at its own loaded offset: as if the rows were far apart (a
         # multiple of the sector, so each row keeps row 0's alignment).
@@ -287,12 +333,14 @@ def evaluate_site(
         # Moving every lane by a whole row of banks changes no bank and no word's sharing:
         # sites that differ only so (unrolled copies) share one evaluation.
         row = BANKS * BANK_BYTES
-        degree, stride = bank_conflicts(cx, cy, cz, cl, site.offset % row, width, *block)
+        degree, stride, wavefronts = bank_conflicts(cx, cy, cz, cl, site.offset % row, width,
+                                                    *block, functions)  # fmt: skip
         pattern: AccessPattern = "coalesced" if degree <= 1.0 else "strided"
         if stride == 0:
             pattern = "uniform"
-        return SiteShape(pattern, 0.0, degree, stride, assumed)
-    sectors, stride = warp_sectors(cx, cy, cz, cl, site.offset % SECTOR_BYTES, width, *block)
+        return SiteShape(pattern, 0.0, degree, stride, assumed, wavefronts)
+    sectors, stride = warp_sectors(cx, cy, cz, cl, site.offset % SECTOR_BYTES, width, *block,
+                                   functions)  # fmt: skip
     if stride == 0:
         pattern = "uniform"
     elif sectors <= _contiguous_sectors(width) * 1.3 + 1e-9:
@@ -310,7 +358,8 @@ def _contiguous_sectors(width: int) -> float:
 
 
 def _lane_addresses(
-    cx: int, cy: int, cz: int, cl: int, offset: int, bx: int, by: int, bz: int
+    cx: int, cy: int, cz: int, cl: int, offset: int, bx: int, by: int, bz: int,
+    functions: tuple[EvaluatedFunction, ...] = (),
 ) -> list[list[int]]:
     """Addresses of each warp's lanes (at most 32 warps: a block holds 1024 threads)."""
     threads = bx * by * bz
@@ -321,17 +370,21 @@ def _lane_addresses(
             x = thread % bx
             y = (thread // bx) % by
             z = thread // (bx * by)
-            addresses.append(offset + cx * x + cy * y + cz * z + cl * lane)
+            address = offset + cx * x + cy * y + cz * z + cl * lane
+            for function in functions:
+                address += function_value(function, x, y, z, lane)
+            addresses.append(address)
         warps.append(addresses)
     return warps
 
 
 @lru_cache(maxsize=8192)
 def warp_sectors(
-    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int
+    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int,
+    functions: tuple[EvaluatedFunction, ...] = (),
 ) -> tuple[float, int]:
     """(32-byte sectors per thread per access, stride between lanes 0 and 1)."""
-    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz)
+    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz, functions)
     total = 0
     threads = 0
     for addresses in warps:
@@ -348,10 +401,17 @@ def warp_sectors(
 
 @lru_cache(maxsize=8192)
 def bank_conflicts(
-    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int
-) -> tuple[float, int]:
-    """(wavefronts per request relative to a conflict-free one, stride between lanes 0 and 1)."""
-    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz)
+    cx: int, cy: int, cz: int, cl: int, offset: int, width: int, bx: int, by: int, bz: int,
+    functions: tuple[EvaluatedFunction, ...] = (),
+) -> tuple[float, int, float]:
+    """(wavefronts per request relative to a conflict-free one, stride between lanes 0 and 1,
+    wavefronts per request). A request of 8- or 16-byte accesses takes at least two or four
+    wavefronts, one per phase: the data path returns 128 bytes, one register of 32 lanes, per
+    cycle (NVIDIA developer forums, "Unexpected shared memory bank conflict", answer by the
+    Nsight Compute team: "LDS.128 requires 4 requests per instruction as it returns 4
+    registers"). Compute capability 7.x can pack the return of pairs of lanes that read one
+    address into half of that; not counted here."""
+    warps = _lane_addresses(cx, cy, cz, cl, offset, bx, by, bz, functions)
     lanes_per_phase = max(1, WARP * BANK_BYTES // max(width, BANK_BYTES))
     actual = 0
     ideal = 0
@@ -365,7 +425,27 @@ def bank_conflicts(
             ideal += 1
     first_warp = warps[0] if warps else [0]
     stride = first_warp[1] - first_warp[0] if len(first_warp) > 1 else 0
-    return actual / max(1, ideal), abs(stride)
+    return actual / max(1, ideal), abs(stride), actual / max(1, len(warps))
+
+
+def conflict_free_wavefronts(width: int, threads: int) -> float:
+    """Wavefronts of a conflict-free shared request of `width`-byte accesses: one per phase
+    of 128 bytes (`bank_conflicts`), averaged over a block's warps."""
+    lanes_per_phase = max(1, WARP * BANK_BYTES // max(width, BANK_BYTES))
+    full, rest = divmod(threads, WARP)
+    phases = full * math.ceil(WARP / lanes_per_phase) + math.ceil(rest / lanes_per_phase)
+    return phases / max(1, math.ceil(threads / WARP))
+
+
+@lru_cache(maxsize=4096)
+def thread_address_range(
+    cx: int, cy: int, cz: int, cl: int, bx: int, by: int, bz: int,
+    functions: tuple[EvaluatedFunction, ...] = (),
+) -> tuple[int, int]:
+    """(lowest, highest) address offset a block's threads take."""
+    addresses = [a for warp in _lane_addresses(cx, cy, cz, cl, 0, bx, by, bz, functions)
+                 for a in warp]  # fmt: skip
+    return min(addresses), max(addresses)
 
 
 MAX_COPY_OFFSETS = 16_384  # distinct offsets a merged site keeps for its footprint
@@ -375,19 +455,24 @@ MAX_FOOTPRINT_INTERVALS = 200_000  # past this a block's footprint is not worked
 @lru_cache(maxsize=4096)
 def block_footprint_sectors(
     cx: int, cy: int, cz: int, cl: int, offsets: tuple[int, ...], width: int,
-    bx: int, by: int, bz: int,
+    bx: int, by: int, bz: int, functions: tuple[EvaluatedFunction, ...] = (),
 ) -> int | None:
     """Distinct 32-byte sectors one block touches through copies of an access at `offsets`
     (unrolled code repeats one access at constant distances), None when the lane pattern is not
     a plain function of the thread index or the footprint is too fragmented to enumerate.
 
     Each copy's threads with one (y, z) cover `[a, a + |cx|·(bx − 1) + width)`; when `|cx|` is
-    more than a sector, every thread is its own interval instead. The copies' intervals are
-    merged once, then shifted to every (y, z) of the block and merged again.
+    more than a sector, or the address has lane functions, every thread is its own interval
+    instead. The copies' intervals are merged once, then shifted to every (y, z) of the block
+    (every thread) and merged again.
     """
-    if cl != 0 or not offsets:
+    if not offsets or (cl != 0 and not functions):
         return None
-    if abs(cx) <= SECTOR_BYTES:
+    if functions:
+        runs = _merged((o, o + width) for o in sorted(offsets))
+        shifts = sorted({a for warp in _lane_addresses(cx, cy, cz, cl, 0, bx, by, bz, functions)
+                         for a in warp})  # fmt: skip
+    elif abs(cx) <= SECTOR_BYTES:
         row_span = abs(cx) * (bx - 1) + width
         row_start = min(0, cx * (bx - 1))
         runs = _merged((o + row_start, o + row_start + row_span) for o in sorted(offsets))

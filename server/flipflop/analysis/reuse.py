@@ -13,11 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from flipflop.analysis import expr as ex
+from flipflop.analysis.lanes import EvaluatedFunction
 from flipflop.analysis.memory import (
     SECTOR_BYTES,
     SiteShape,
     StaticSite,
     block_footprint_sectors,
+    thread_address_range,
 )
 from flipflop.launch import LaunchShape
 
@@ -71,16 +73,21 @@ def reuse_shares(
                 if first.lane_coefficients is not None
                 else (0, 0, 0, 0)  # uniform: every thread at the same address
             )
+            functions = tuple(function.evaluate(env) for function in first.lane_functions)
         except ex.MissingSymbol:
             continue
         offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
-        footprint = _footprint_of((cx, cy, cz, cl), first.width_bytes, block)
+        footprint = _footprint_of((cx, cy, cz, cl), functions, first.width_bytes, block)
         touched = footprint(offsets)
         if touched is None:
             continue
         requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
         l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-        span = _byte_span((cx, cy, cz), offsets, first.width_bytes, block)
+        if functions:
+            low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
+            span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
+        else:
+            span = _byte_span((cx, cy, cz), offsets, first.width_bytes, block)
         before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
                                                  span)  # fmt: skip
         reuse = Reuse(l1_miss, 1.0 - before_x, row_before)
@@ -90,12 +97,13 @@ def reuse_shares(
 
 
 def _footprint_of(
-    lanes: tuple[int, int, int, int], width: int, block: tuple[int, int, int]
+    lanes: tuple[int, int, int, int], functions: tuple[EvaluatedFunction, ...], width: int,
+    block: tuple[int, int, int],
 ) -> Callable[[tuple[int, ...]], int | None]:
     """`block_footprint_sectors` of one access pattern, as a function of the copies' offsets."""
 
     def footprint(copies: tuple[int, ...]) -> int | None:
-        return block_footprint_sectors(*lanes, copies, width, *block)
+        return block_footprint_sectors(*lanes, copies, width, *block, functions)
 
     return footprint
 

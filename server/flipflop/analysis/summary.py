@@ -448,7 +448,8 @@ def _build_site(fields: _SiteFields, count: float, offsets: set[int], function: 
     return StaticSite(space, is_store, operation, width, kind, lane, offset, lines, key,
                       accesses=count, async_copy=async_copy, copy_offsets=kept,
                       base=f"{function}:{base}" if base >= 0 else "",
-                      block_coefficients=values.base_block_strides(base))  # fmt: skip
+                      block_coefficients=values.base_block_strides(base),
+                      lane_functions=values.base_lane_functions(base))  # fmt: skip
 
 
 def _static_access(instruction: Instruction) -> _StaticAccess | None:

@@ -42,6 +42,9 @@ class SiteWork:
     # Of `new_sectors`, the part the block one grid row earlier read: an L2 hit when the data
     # a grid row brings in fits in L2 (`flipflop.model.l2`).
     row_reuse_sectors: float = 0.0
+    # Shared memory: wavefronts one warp request takes (a wide access one per phase at least,
+    # `flipflop.analysis.memory.bank_conflicts`).
+    wavefronts_per_request: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class ThreadWork:
     global_store_sectors: float
     local_bytes: float  # local memory (spills, runtime-indexed arrays)
     shared_accesses: float
-    shared_wavefronts: float  # conflict-weighted shared accesses (accesses × degree)
+    shared_wavefronts: float  # per warp: shared accesses × wavefronts per request
     atomics: float
     barriers: float
     shuffles: float

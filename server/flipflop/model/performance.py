@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flipflop.analysis.work import ThreadWork
+from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape, ceil_div
 from flipflop.model.constants import (
@@ -180,9 +180,22 @@ def global_wavefronts_per_warp(work: ThreadWork) -> float:
     if not sites:
         per_thread = work.global_load_sectors + work.global_store_sectors
         return WARP_SIZE * per_thread / SECTORS_PER_WAVEFRONT
+    # A request also returns its registers at one per cycle (128 bytes: one 4-byte register
+    # of 32 lanes), so a 16-byte load takes four cycles however few sectors it touches (the
+    # same answer of the Nsight Compute team as for shared memory, `memory.bank_conflicts`).
     return sum(
-        max(site.accesses, WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT) for site in sites
+        max(
+            site.accesses * _registers_returned(site),
+            WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT,
+        )
+        for site in sites
     )
+
+
+def _registers_returned(site: SiteWork) -> float:
+    if site.is_store or site.accesses <= 0.0:
+        return 1.0
+    return max(1.0, site.bytes_requested / site.accesses / 4.0)
 
 
 def _cycles(operations: float, per_cycle: float, unit: str) -> float:
