@@ -138,3 +138,24 @@ def test_a_gemm_reads_the_same_tiles_through_shared_memory_as_directly(tmp_path:
         # of a grid row have one. The block a grid row earlier read the same A.
         assert work.global_load_new_sectors == pytest.approx(128 + 128 / 64 + 2)
         assert work.global_load_row_reuse_sectors == pytest.approx(128 * 63 / 64)
+
+
+@pytest.mark.skipif(not GEMM.is_dir(), reason="the shared measured data is missing")
+def test_an_unrolled_pointer_walk_is_an_induction_variable(tmp_path: Path) -> None:
+    """Xgemm reading its tiles straight from global memory with 2-wide vectors: nvcc walks the
+    pointers of the unrolled inner loop as `t1 = p + s; t2 = t1 + s; t3 = t2 + s; p = t3 + s`.
+    Followed as `p + 4s` per iteration, every load is affine and L1 serves what the block's
+    threads share."""
+    source = ROOT / "calibration" / "validation" / "xgemm.cu"
+    defines = ("-DMWG=32", "-DNWG=64", "-DKWG=32", "-DMDIMC=16", "-DNDIMC=16", "-DMDIMA=8",
+               "-DNDIMB=8", "-DKWI=2", "-DVWM=2", "-DVWN=2", "-DSTRM=0", "-DSTRN=0", "-DSA=0",
+               "-DSB=0", "-DPRECISION=32")  # fmt: skip
+    ptx = _compile(source, tmp_path / "xgemm.ptx", f"-I{GEMM}", *defines)
+    features = _features(ptx, "_Z5XgemmiiiffPK6float2S1_PS_ii", GEMM_PARAMETERS)
+    assert {site.kind for site in features.sites if site.space == "global"} == {"affine"}
+    work = features.work(LaunchShape((16, 16, 1), (128, 64, 1)),
+                         {"kSizeM": 4096, "kSizeN": 4096, "kSizeK": 4096})  # fmt: skip
+    # 32 rows of A and 64 columns of B, 4096 deep, and 32 × 64 floats of C, over 256 threads.
+    assert work.global_load_l1_misses == pytest.approx(64 + 128 + 1)
+    # The block before along x read the same B (127 of 128 blocks of a grid row have one).
+    assert work.global_load_new_sectors == pytest.approx(64 + 128 / 128 + 1)

@@ -9,8 +9,9 @@ The analysis is conservative about that:
 - otherwise a register defined once in the function has that definition's value;
 - a register defined once inside a loop as `r = r ± step` (in a block every iteration runs) and
   elsewhere only outside that loop is an induction variable: `init + step · iter:L`; the update
-  may read a copy of r made earlier in the iteration (`mov c, r; ...; add r, c, step`) or go
-  through a temporary (`add t, r, step; ...; mov r, t`);
+  may read a copy of r made earlier in the iteration (`mov c, r; ...; add r, c, step`), go
+  through a temporary (`add t, r, step; ...; mov r, t`) or end a chain of adds of one step
+  (`add t, r, s; add u, t, s; add r, u, s`: an unrolled pointer walk, 3 steps);
 - any other register defined more than once is an opaque value carrying the union of the taints
   of all its definitions (computed flow-insensitively to a fixed point).
 
@@ -61,6 +62,7 @@ from flipflop.ir import (
 AddressPattern = tuple[AddressKind, LaneCoefficients | None, int, int]
 
 _MAX_DEPTH = 48
+_MAX_CHAIN = 64  # adds an unrolled pointer walk may chain between two updates of its pointer
 # A mask whose set bits run from 2^k to at least this bit rounds any thread index down to a
 # multiple of 2^k (a block holds at most 1024 threads, a grid row far fewer than 2^20 blocks).
 _HIGH_BITS = 1 << 20
@@ -81,6 +83,9 @@ class InductionVariable:
     step_sign: int  # +1 for add, -1 for sub
     geometric: bool  # `r = r >> step`: halving loops
     inits: tuple[tuple[int, int], ...]
+    # The update adds `step` this many times, through a chain of temporaries (an unrolled
+    # pointer walk: `t1 = r + s; t2 = t1 + s; r = t2 + s`).
+    repeats: int = 1
 
 
 class FunctionValues:
@@ -159,9 +164,14 @@ class FunctionValues:
                 assert loop_index is not None
                 loop = flow.loops[loop_index]
                 copies = partial(self._copies_at, name=name, block=b, index=i, body=loop.body)
+                repeats = 1
                 step = _self_update(instruction, name, copies)
                 if step is None:
                     step = self._update_through_temporary(instruction, name, b, i, loop.body)
+                if step is None:
+                    chain = self._update_through_chain(instruction, name, b, i, loop.body)
+                    if chain is not None:
+                        step, repeats = (chain[0], 1, False), chain[1]
                 if step is None:
                     continue
                 operand, sign, geometric = step
@@ -171,7 +181,7 @@ class FunctionValues:
                 if not all(flow.dominates(b, latch) for latch in loop.latches):
                     continue
                 found[name] = InductionVariable(
-                    name, loop_index, (b, i), operand, sign, geometric, tuple(others)
+                    name, loop_index, (b, i), operand, sign, geometric, tuple(others), repeats
                 )
                 break
         return found
@@ -192,6 +202,37 @@ class FunctionValues:
         b, i = self._single_site[temporary.name]
         copies = partial(self._copies_at, name=name, block=b, index=i, body=body)
         return _self_update(self._instructions[b][i], name, copies)
+
+    def _update_through_chain(
+        self, instruction: Instruction, name: str, block: int, index: int, body: frozenset[int]
+    ) -> tuple[Operand, int] | None:
+        """(step, how many times) when `add name, t, step` ends a chain of adds of one step
+        that starts from `name` (or its copy) earlier in the iteration."""
+        current, b, i = instruction, block, index
+        step: Operand | None = None
+        for repeats in range(1, _MAX_CHAIN + 1):
+            operands = current.operands
+            if current.opcode != "add" or len(operands) != 3 or current.guard is not None:
+                return None
+            source, increment = operands[1], operands[2]
+            if not isinstance(source, Register):
+                source, increment = increment, source
+            if not isinstance(source, Register) or (step is not None and increment != step):
+                return None
+            if isinstance(increment, Register) and (
+                increment.name == name or any(site[0] in body for site in
+                                              self.definition_sites(increment.name))
+            ):  # fmt: skip
+                return None  # the step must be the same in every iteration
+            step = increment
+            if source.name == name or self._copies_at(source.name, name=name, block=b, index=i,
+                                                      body=body):  # fmt: skip
+                return (step, repeats) if repeats > 1 else None
+            if not self._before_in_iteration(source.name, b, i, body):
+                return None
+            b, i = self._single_site[source.name]
+            current = self._instructions[b][i]
+        return None
 
     def _before_in_iteration(self, register: str, block: int, index: int,
                              body: frozenset[int]) -> bool:  # fmt: skip
@@ -358,7 +399,7 @@ class FunctionValues:
         if any(atom.startswith("opq:") and atom.endswith(f":{induction.register}")
                for atom in step.atoms()):  # fmt: skip
             return None
-        return step.scale(induction.step_sign)
+        return step.scale(induction.step_sign * induction.repeats)
 
     def definition(self, block: int, index: int, name: str, depth: int = 0) -> Poly:
         single = self._single_site.get(name)
