@@ -27,6 +27,7 @@ from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape, ProblemSize, volume
 from flipflop.model import predict
+from flipflop.model.predict import Prediction
 from flipflop.resources import Resources
 
 
@@ -350,6 +351,24 @@ def test_ties_are_anchored_on_the_fastest_so_a_chain_does_not_drift(
     assert [[p.block for p in g.members] for g in groups] == [[(32, 1, 1), (64, 1, 1)]]
     assert values_tie(1.0, 1.01) and not values_tie(1.0, 1.0101)
     assert predictions_tie(chain[0], chain[1]) and not predictions_tie(chain[0], capped)
+
+
+def test_ties_of_every_power_limit_come_fastest_group_first(rtx3070: GpuProfile) -> None:
+    shape = LaunchShape((256, 1, 1), (4096, 1, 1))
+    base = predict(rtx3070, Resources(registers=32), streaming_work(shape), shape)
+
+    def at(block: int, factor: float, limit: float | None) -> Prediction:
+        return replace(base, block=(block, 1, 1), time_s=base.time_s * factor,
+                       energy_j=base.energy_j * factor, power_limit_w=limit)  # fmt: skip
+
+    uncapped = [at(64, 1.0, None), at(128, 1.005, None)]
+    capped = [at(64, 0.9, 150.0), at(128, 0.905, 150.0), at(256, 0.9, 200.0)]
+    groups = tie_groups([uncapped[1], capped[2], capped[1], uncapped[0], capped[0]])
+    # The 150 W pair is the faster one; the lone 200 W shape ties with nobody of its limit.
+    assert [[(p.block[0], p.power_limit_w) for p in g.members] for g in groups] == [
+        [(64, 150.0), (128, 150.0)], [(64, None), (128, None)],
+    ]
+    assert [g.index for g in groups] == [0, 1]
 
 
 def test_advice_groups_every_tie_once_and_json_numbers_them(rtx3070: GpuProfile) -> None:

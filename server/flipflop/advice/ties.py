@@ -61,20 +61,28 @@ def tie_groups(predictions: Sequence[Prediction]) -> tuple[TieGroup, ...]:
     that spans more than the tolerance from its anchor.
     """
     order = sorted(predictions, key=lambda p: (p.time_s, p.energy_j))
-    taken = [False] * len(order)
-    groups: list[TieGroup] = []
-    for position, anchor in enumerate(order):
-        if taken[position]:
-            continue
-        members = [anchor]
-        for later in range(position + 1, len(order)):
-            other = order[later]
-            if other.time_s > anchor.time_s * (1.0 + TIE_TOLERANCE):
-                break  # sorted by time: nothing later ties on time
-            if not taken[later] and predictions_tie(anchor, other):
-                members.append(other)
-                taken[later] = True
-        taken[position] = True
-        if len(members) > 1:
-            groups.append(TieGroup(len(groups), tuple(members)))
-    return tuple(groups)
+    # Only predictions under one power limit can tie: each limit is grouped on its own, in the
+    # order of the whole, and the groups are put back in the order of their anchors.
+    by_limit: dict[float | None, list[int]] = {}
+    for position, prediction in enumerate(order):
+        by_limit.setdefault(prediction.power_limit_w, []).append(position)
+    anchored: list[tuple[int, tuple[Prediction, ...]]] = []
+    for positions in by_limit.values():
+        taken = [False] * len(positions)
+        for at, position in enumerate(positions):
+            if taken[at]:
+                continue
+            anchor = order[position]
+            members = [anchor]
+            ceiling = anchor.time_s * (1.0 + TIE_TOLERANCE)
+            for later in range(at + 1, len(positions)):
+                other = order[positions[later]]
+                if other.time_s > ceiling:
+                    break  # sorted by time: nothing later ties on time
+                if not taken[later] and values_tie(anchor.energy_j, other.energy_j):
+                    members.append(other)
+                    taken[later] = True
+            if len(members) > 1:
+                anchored.append((position, tuple(members)))
+    anchored.sort(key=lambda item: item[0])
+    return tuple(TieGroup(index, members) for index, (_, members) in enumerate(anchored))

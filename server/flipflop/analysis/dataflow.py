@@ -207,7 +207,7 @@ class FunctionValues:
         self, instruction: Instruction, name: str, block: int, index: int, body: frozenset[int]
     ) -> tuple[Operand, int] | None:
         """(step, how many times) when `add name, t, step` ends a chain of adds of one step
-        that starts from `name` (or its copy) earlier in the iteration."""
+        that starts from `name` (or its copy) earlier in the same basic block."""
         current, b, i = instruction, block, index
         step: Operand | None = None
         for repeats in range(1, _MAX_CHAIN + 1):
@@ -231,6 +231,8 @@ class FunctionValues:
             if not self._before_in_iteration(source.name, b, i, body):
                 return None
             b, i = self._single_site[source.name]
+            if b != block:
+                return None  # an exit between two links (unrolled early exits) ends the walk
             current = self._instructions[b][i]
         return None
 
