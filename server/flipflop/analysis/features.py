@@ -181,7 +181,13 @@ class KernelFeatures:
         for site, evaluated, shares in zip(self.sites, evaluated_sites, reuse, strict=True):
             weight = math.prod(factor_values[i] for i in site.key) * site.accesses
             guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
-            work = _site_work(site, evaluated, weight, guarded, shares, shape.threads_per_block)
+            assumed_lines: tuple[int, ...] = ()
+            if still_assumed and not still_assumed.isdisjoint(site.key):
+                assumed_lines = tuple(sorted({
+                    line for i in site.key if i in still_assumed for line in factors[i].lines
+                }))  # fmt: skip
+            work = _site_work(site, evaluated, weight, guarded, shares, shape.threads_per_block,
+                              assumed_lines)  # fmt: skip
             if site.space in _MEMORY_SPACES and not site.is_store:
                 # A region is a loop nest: ptxas predicates short guarded blocks and issues
                 # their loads together, and a branch does not wait for a load, its use does.
@@ -189,11 +195,6 @@ class KernelFeatures:
                 counts = loads_by_key.setdefault(region, [0.0, 0.0])
                 counts[0] += site.accesses
                 counts[1] += weight
-            if still_assumed and not still_assumed.isdisjoint(site.key):
-                lines = {
-                    line for i in site.key if i in still_assumed for line in self.factors[i].lines
-                }
-                work = replace(work, counted_with_assumed=tuple(sorted(lines)))
             site_work.append(work)
             _accumulate(sums, site, work)
 
@@ -485,12 +486,14 @@ def _load_parallelism(loads_by_key: dict[tuple[int, ...], list[float]]) -> float
 
 
 def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float,
-               reuse: Reuse, threads: int) -> SiteWork:  # fmt: skip
+               reuse: Reuse, threads: int, assumed_lines: tuple[int, ...]) -> SiteWork:  # fmt: skip
     sectors = 0.0
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
     misses = sectors * reuse.l1_miss
-    wavefronts = shape.wavefronts or conflict_free_wavefronts(site.width_bytes, threads)
+    wavefronts = 1.0
+    if site.space == "shared":
+        wavefronts = shape.wavefronts or conflict_free_wavefronts(site.width_bytes, threads)
     return SiteWork(
         l1_miss_sectors=misses,
         new_sectors=misses * reuse.new,
@@ -505,6 +508,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float
         bank_conflict_degree=shape.bank_conflict_degree,
         stride_bytes=shape.stride_bytes,
         guard_fraction=min(1.0, max(0.0, guarded)),
+        counted_with_assumed=assumed_lines,
         wavefronts_per_request=wavefronts,
     )
 
