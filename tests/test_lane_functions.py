@@ -12,8 +12,15 @@ import pytest
 from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import extract_features
 from flipflop.analysis.features import KernelFeatures
-from flipflop.analysis.lanes import decode, function_value
-from flipflop.analysis.memory import bank_conflicts, conflict_free_wavefronts, warp_sectors
+from flipflop.analysis.lanes import decode, function_atom, function_value
+from flipflop.analysis.memory import (
+    bank_conflicts,
+    conflict_free_wavefronts,
+    describe_address,
+    lane_functions,
+    warp_sectors,
+)
+from flipflop.analysis.poly import Poly
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
 
@@ -159,3 +166,12 @@ def test_an_unrolled_pointer_walk_is_an_induction_variable(tmp_path: Path) -> No
     assert work.global_load_l1_misses == pytest.approx(64 + 128 + 1)
     # The block before along x read the same B (127 of 128 blocks of a grid row have one).
     assert work.global_load_new_sectors == pytest.approx(64 + 128 / 128 + 1)
+
+
+def test_a_lane_function_scaled_by_a_loop_counter_is_not_affine() -> None:
+    column = function_atom(Poly.atom("tid.x"), 16, True)
+    assert column is not None
+    # 4 · (tid % 16): affine; 4 · (tid % 16) · k of a loop's counter k: no fixed lane stride.
+    assert describe_address(column.scale(4))[0] == "affine"
+    assert lane_functions(column.scale(4)) is not None
+    assert describe_address(column.scale(4) * Poly.atom("iter:0"))[0] == "unknown"

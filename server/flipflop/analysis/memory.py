@@ -191,8 +191,9 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
                 elif taint:
                     return "unknown", None, offset  # an opaque part that may differ between lanes
         if function:
-            if lanes or data:
-                return "unknown", None, offset
+            scale = tuple(atom for atom in monomial if decode(atom) is None)
+            if lanes or data or Poly({scale: coefficient}).to_expr() is None:
+                return "unknown", None, offset  # not a launch-wide multiple of the function
             functions = True
             continue
         if data:
@@ -232,7 +233,7 @@ def describe_address(address: Poly) -> tuple[AddressKind, LaneCoefficients | Non
 
 def lane_functions(address: Poly) -> tuple[LaneFunction, ...] | None:
     """The address's terms that are lane functions, each with its coefficient; None when one
-    of them cannot be written as one (the address is then not affine either)."""
+    of them cannot be written as one (`describe_address` then calls the address unknown)."""
     functions: list[LaneFunction] = []
     for monomial, coefficient in address.terms.items():
         for atom in monomial:
@@ -443,6 +444,10 @@ def thread_address_range(
     functions: tuple[EvaluatedFunction, ...] = (),
 ) -> tuple[int, int]:
     """(lowest, highest) address offset a block's threads take."""
+    if not functions:
+        lanes = min(WARP, bx * by * bz)
+        reach = [c * (n - 1) for c, n in ((cx, bx), (cy, by), (cz, bz), (cl, lanes))]
+        return sum(min(0, r) for r in reach), sum(max(0, r) for r in reach)
     addresses = [a for warp in _lane_addresses(cx, cy, cz, cl, 0, bx, by, bz, functions)
                  for a in warp]  # fmt: skip
     return min(addresses), max(addresses)

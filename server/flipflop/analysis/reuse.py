@@ -83,11 +83,8 @@ def reuse_shares(
             continue
         requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
         l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-        if functions:
-            low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
-            span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
-        else:
-            span = _byte_span((cx, cy, cz), offsets, first.width_bytes, block)
+        low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
+        span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
         before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
                                                  span)  # fmt: skip
         reuse = Reuse(l1_miss, 1.0 - before_x, row_before)
@@ -106,14 +103,6 @@ def _footprint_of(
         return block_footprint_sectors(*lanes, copies, width, *block, functions)
 
     return footprint
-
-
-def _byte_span(lanes: tuple[int, int, int], offsets: tuple[int, ...], width: int,
-               block: tuple[int, int, int]) -> tuple[int, int]:  # fmt: skip
-    """[first, last] byte a block's threads and copies can touch."""
-    reach = [c * (n - 1) for c, n in zip(lanes, block, strict=True)]
-    first = min(offsets) + sum(min(0, r) for r in reach)
-    return first, max(offsets) + sum(max(0, r) for r in reach) + width - 1
 
 
 def _neighbour_shares(
