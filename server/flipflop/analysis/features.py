@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from flipflop.analysis import expr as ex
@@ -25,7 +26,7 @@ from flipflop.analysis.memory import (
     conflict_free_wavefronts,
     evaluate_site,
 )
-from flipflop.analysis.reuse import Reuse, reuse_shares
+from flipflop.analysis.reuse import Reuse, access_groups, reuse_shares
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -52,6 +53,16 @@ class _Group:
     loops: tuple[int, ...]
     guards: tuple[int, ...]
     counts: tuple[float, ...]
+
+    @cached_property
+    def nonzero(self) -> tuple[tuple[int, float], ...]:
+        """(position, amount) of the counts that are not zero: most of the vector is."""
+        return tuple((position, amount) for position, amount in enumerate(self.counts) if amount)
+
+    @cached_property
+    def useful(self) -> float:
+        """What ranks the group's guards as the main path: its work, else a trace of it."""
+        return sum(self.counts[i] for i in oc.WORK_INDICES) or self.counts[0] * 1e-6
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,27 @@ class KernelFeatures:
     # Per entry of `assumptions`, the factors it is about (empty when it is not about one).
     assumption_factors: tuple[tuple[int, ...], ...] = ()
 
+    @cached_property
+    def site_nests(self) -> tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]:
+        """Per site, the guards and the loops around it. The loops are its load region: ptxas
+        predicates short guarded blocks and issues their loads together, and a branch does
+        not wait for a load, its use does."""
+        kinds = [factor.kind for factor in self.factors]
+        return tuple(
+            (tuple(i for i in site.key if kinds[i] == "guard"),
+             tuple(i for i in site.key if kinds[i] == "loop"))
+            for site in self.sites
+        )  # fmt: skip
+
+    @cached_property
+    def static_instructions(self) -> float:
+        return sum(group.counts[oc.INSTRUCTIONS] for group in self.groups)
+
+    @cached_property
+    def access_groups(self) -> tuple[tuple[int, ...], ...]:
+        """The sites that share one footprint (`flipflop.analysis.reuse.access_groups`)."""
+        return access_groups(self.sites, [factor.kind for factor in self.factors])
+
     # ------------------------------------------------------------------ parameters
 
     def with_source_names(self, names: Sequence[str]) -> KernelFeatures:
@@ -125,7 +157,9 @@ class KernelFeatures:
     def factor_values(self, shape: LaunchShape, params: Mapping[str, float]) -> LaunchFactors:
         """Every factor's value for a launch: from its expression, or, for an assumed loop or
         unknown branch, from interpreting the function's control slice when that works."""
-        env = self.environment(shape, params)
+        return self._factor_values(shape, self.environment(shape, params))
+
+    def _factor_values(self, shape: LaunchShape, env: dict[str, float]) -> LaunchFactors:
         values: list[float] = []
         defaulted: list[bool] = []
         for factor in self.factors:
@@ -149,7 +183,7 @@ class KernelFeatures:
     def work(self, shape: LaunchShape, params: Mapping[str, float]) -> ThreadWork:
         """Per launched thread, averaged over every launched thread (idle ones included)."""
         env = self.environment(shape, params)
-        launch = self.factor_values(shape, params)
+        launch = self._factor_values(shape, env)
         factor_values = launch.values
         still_assumed = set(launch.still_assumed(self.factors))
         # A guard still assumed (worth 1) does not split the work into "guarded" and not.
@@ -161,12 +195,10 @@ class KernelFeatures:
             guard_weight = math.prod(factor_values[i] for i in group.guards)
             weight = loop_weight * guard_weight
             if weight:
-                for position, amount in enumerate(group.counts):
-                    if amount:
-                        totals[position] += weight * amount
-            useful = sum(group.counts[i] for i in oc.WORK_INDICES) or group.counts[0] * 1e-6
+                for position, amount in group.nonzero:
+                    totals[position] += weight * amount
             guards = tuple(i for i in group.guards if i not in assumed) if assumed else group.guards
-            busiest[guards] = busiest.get(guards, 0.0) + loop_weight * useful
+            busiest[guards] = busiest.get(guards, 0.0) + loop_weight * group.useful
         main_guards = max(busiest, key=lambda guards: busiest[guards]) if busiest else ()
         active = math.prod(factor_values[i] for i in main_guards)
 
@@ -176,22 +208,20 @@ class KernelFeatures:
         factors = self.factors
         loads_by_key: dict[tuple[int, ...], list[float]] = {}
         evaluated_sites = [evaluate_site(site, block, env) for site in self.sites]
-        kinds = [factor.kind for factor in factors]
-        reuse = reuse_shares(self.sites, evaluated_sites, kinds, shape, env)
-        for site, evaluated, shares in zip(self.sites, evaluated_sites, reuse, strict=True):
-            weight = math.prod(factor_values[i] for i in site.key) * site.accesses
-            guarded = math.prod(factor_values[i] for i in site.key if factors[i].kind == "guard")
+        reuse = reuse_shares(self.sites, evaluated_sites, self.access_groups, shape, env)
+        threads = shape.threads_per_block
+        for site, evaluated, shares, (guard_key, region) in zip(
+            self.sites, evaluated_sites, reuse, self.site_nests, strict=True
+        ):
+            weight = math.prod([factor_values[i] for i in site.key]) * site.accesses
+            guarded = math.prod([factor_values[i] for i in guard_key])
             assumed_lines: tuple[int, ...] = ()
             if still_assumed and not still_assumed.isdisjoint(site.key):
                 assumed_lines = tuple(sorted({
                     line for i in site.key if i in still_assumed for line in factors[i].lines
                 }))  # fmt: skip
-            work = _site_work(site, evaluated, weight, guarded, shares, shape.threads_per_block,
-                              assumed_lines)  # fmt: skip
+            work = _site_work(site, evaluated, weight, guarded, shares, threads, assumed_lines)
             if site.space in _MEMORY_SPACES and not site.is_store:
-                # A region is a loop nest: ptxas predicates short guarded blocks and issues
-                # their loads together, and a branch does not wait for a load, its use does.
-                region = tuple(i for i in site.key if factors[i].kind == "loop")
                 counts = loads_by_key.setdefault(region, [0.0, 0.0])
                 counts[0] += site.accesses
                 counts[1] += weight
@@ -230,7 +260,7 @@ class KernelFeatures:
             divergent_branches=totals[oc.DIVERGENT_BRANCHES],
             active_fraction=min(1.0, max(0.0, active)),
             async_copy_bytes=totals[oc.ASYNC_COPY_BYTES],
-            static_instructions=sum(group.counts[oc.INSTRUCTIONS] for group in self.groups),
+            static_instructions=self.static_instructions,
             load_parallelism=_load_parallelism(loads_by_key),
             chain_cycles=totals[oc.CHAIN_CYCLES],
             pipes=PipeWork(
@@ -513,16 +543,20 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float
     )
 
 
+_GLOBAL_TOTALS = {
+    is_store: tuple(f"global_{'store' if is_store else 'load'}_{name}"
+                    for name in ("bytes", "sectors", "l1_misses", "new_sectors", "row_reuse"))
+    for is_store in (False, True)
+}  # fmt: skip
+
+
 def _accumulate(sums: dict[str, float], site: StaticSite, work: SiteWork) -> None:
     space = site.space
     if space in ("global", "generic", "tex"):
-        direction = "store" if site.is_store else "load"
         misses = work.sectors if work.l1_miss_sectors is None else work.l1_miss_sectors
         new = misses if work.new_sectors is None else work.new_sectors
-        for name, amount in (("bytes", work.bytes_requested), ("sectors", work.sectors),
-                             ("l1_misses", misses), ("new_sectors", new),
-                             ("row_reuse", work.row_reuse_sectors)):  # fmt: skip
-            total = f"global_{direction}_{name}"
+        amounts = (work.bytes_requested, work.sectors, misses, new, work.row_reuse_sectors)
+        for total, amount in zip(_GLOBAL_TOTALS[site.is_store], amounts, strict=True):
             sums[total] = sums.get(total, 0.0) + amount
     elif space == "local":
         sums["local_bytes"] = sums.get("local_bytes", 0.0) + work.bytes_requested

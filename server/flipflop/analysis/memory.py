@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from flipflop.analysis import expr as ex
@@ -82,6 +82,43 @@ class StaticSite:
     # Terms of the address that divide a thread index by a constant or take it modulo one
     # (`flipflop.analysis.lanes`), added to what `lane_coefficients` give.
     lane_functions: tuple[LaneFunction, ...] = ()
+
+    # Most addresses move by constant bytes per thread and per block: those are read once,
+    # not evaluated for every launch.
+    @cached_property
+    def constant_lane_strides(self) -> tuple[int, int, int, int] | None:
+        """`lane_coefficients` in bytes when none depends on the launch, else None."""
+        return _constant_strides(self.lane_coefficients)  # type: ignore[return-value]
+
+    @cached_property
+    def constant_block_strides(self) -> tuple[int, int, int] | None:
+        """`block_coefficients` in bytes when none depends on the launch, else None."""
+        return _constant_strides(self.block_coefficients)  # type: ignore[return-value]
+
+    def lane_strides(self, env: Mapping[str, float]) -> tuple[int, int, int, int]:
+        """`lane_coefficients` in bytes for a launch (the site has them); MissingSymbol when
+        one needs a parameter `env` lacks."""
+        constant = self.constant_lane_strides
+        if constant is not None:
+            return constant
+        assert self.lane_coefficients is not None
+        cx, cy, cz, cl = (round(c.evaluate(env)) for c in self.lane_coefficients)
+        return cx, cy, cz, cl
+
+    def block_strides(self, env: Mapping[str, float]) -> tuple[int, int, int]:
+        """`block_coefficients` in bytes for a launch (the site has them), as `lane_strides`."""
+        constant = self.constant_block_strides
+        if constant is not None:
+            return constant
+        assert self.block_coefficients is not None
+        x, y, z = (round(c.evaluate(env)) for c in self.block_coefficients)
+        return x, y, z
+
+
+def _constant_strides(coefficients: tuple[ex.Expr, ...] | None) -> tuple[int, ...] | None:
+    if coefficients is None or not all(isinstance(c, ex.Const) for c in coefficients):
+        return None
+    return tuple(round(c.evaluate({})) for c in coefficients)
 
 
 @dataclass(frozen=True)
@@ -307,9 +344,14 @@ def evaluate_site(
     # A coefficient matters only when its index varies inside a warp.
     needed = (True, by > 1 and (bx % WARP != 0), bz > 1 and ((bx * by) % WARP != 0), True)
     try:
+        constant = site.constant_lane_strides
         cx, cy, cz, cl = (
-            round(c.evaluate(env)) if use else 0
-            for c, use in zip(site.lane_coefficients, needed, strict=True)
+            (value if use else 0 for value, use in zip(constant, needed, strict=True))
+            if constant is not None
+            else (
+                round(c.evaluate(env)) if use else 0
+                for c, use in zip(site.lane_coefficients, needed, strict=True)
+            )
         )
     except ex.MissingSymbol as missing:
         if shared:
@@ -322,7 +364,7 @@ def evaluate_site(
             functions = tuple(function.evaluate(env) for function in site.lane_functions)
             # A function's value differs between the rows of a warp however wide the block
             # is, so every plain coefficient counts too.
-            cx, cy, cz, cl = (round(c.evaluate(env)) for c in site.lane_coefficients)
+            cx, cy, cz, cl = site.lane_strides(env)
         except ex.MissingSymbol as missing:
             assumed = f"lane function needs '{missing.name}': taken as coalesced"
             return SiteShape("unknown", _contiguous_sectors(width), 1.0, None, assumed)

@@ -39,7 +39,7 @@ NO_REUSE = Reuse()
 def reuse_shares(
     sites: Sequence[StaticSite],
     shapes: Sequence[SiteShape],
-    kinds: Sequence[str],
+    groups: Sequence[tuple[int, ...]],
     shape: LaunchShape,
     env: Mapping[str, float],
 ) -> list[Reuse]:
@@ -50,26 +50,19 @@ def reuse_shares(
     source access (same line, address base and loop nest, whatever their offsets) share one
     footprint: the window of an unrolled stencil. A neighbouring block's footprint is the same
     one moved by the address's block stride; what the two share (a stencil's halo, a GEMM
-    block's row of A) is read once from DRAM when L2 still holds it. `kinds` are the factors'
-    kinds ("loop" or "guard")."""
+    block's row of A) is read once from DRAM when L2 still holds it. `groups` are the sites'
+    `access_groups`."""
     shares = [NO_REUSE] * len(sites)
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for index, site in enumerate(sites):
-        if (site.space in ("global", "tex") and not site.is_store
-                and site.kind in ("affine", "uniform") and site.copy_offsets is not None
-                and shapes[index].sectors > 0.0):  # fmt: skip
-            # Copies behind their own bounds tests (a guarded stencil) are one access still:
-            # the loop nest, not the guards, says which copies run together.
-            loops = tuple(i for i in site.key if kinds[i] == "loop")
-            group = (site.space, site.width_bytes, site.base, site.lines, loops)
-            groups.setdefault(group, []).append(index)
     block = shape.block
     threads = shape.threads_per_block
-    for members in groups.values():
+    for group in groups:
+        members = [i for i in group if shapes[i].sectors > 0.0]
+        if not members:
+            continue
         first = sites[members[0]]
         try:
             cx, cy, cz, cl = (
-                (round(c.evaluate(env)) for c in first.lane_coefficients)
+                first.lane_strides(env)
                 if first.lane_coefficients is not None
                 else (0, 0, 0, 0)  # uniform: every thread at the same address
             )
@@ -91,6 +84,23 @@ def reuse_shares(
         for index in members:
             shares[index] = reuse
     return shares
+
+
+def access_groups(
+    sites: Sequence[StaticSite], kinds: Sequence[str]
+) -> tuple[tuple[int, ...], ...]:
+    """The sites of one source access that share a footprint (`reuse_shares`), as indices;
+    it depends on the code only, so callers that evaluate many launches compute it once."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for index, site in enumerate(sites):
+        cached_read = site.space in ("global", "tex") and not site.is_store
+        if cached_read and site.kind in ("affine", "uniform") and site.copy_offsets is not None:
+            # Copies behind their own bounds tests (a guarded stencil) are one access still:
+            # the loop nest, not the guards, says which copies run together.
+            loops = tuple(i for i in site.key if kinds[i] == "loop")
+            group = (site.space, site.width_bytes, site.base, site.lines, loops)
+            groups.setdefault(group, []).append(index)
+    return tuple(tuple(members) for members in groups.values())
 
 
 def _footprint_of(
@@ -121,7 +131,7 @@ def _neighbour_shares(
     if site.block_coefficients is None or touched <= 0:
         return 0.0, 0.0
     try:
-        step_x, step_y, _ = (round(c.evaluate(env)) for c in site.block_coefficients)
+        step_x, step_y, _ = site.block_strides(env)
     except ex.MissingSymbol:
         return 0.0, 0.0
 

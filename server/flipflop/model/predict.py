@@ -91,12 +91,7 @@ class PreparedLaunch:
 @dataclass(frozen=True)
 class Prediction:
     block: Dim3
-    grid: Dim3
     power_limit_w: float | None  # None: the GPU's default limit
-    active_blocks_per_sm: int
-    occupancy: float
-    limiter: str
-    waves: int
     clock_mhz: float
     time_s: float
     power_w: float
@@ -108,6 +103,28 @@ class Prediction:
     pareto: bool = False
     # The compile-time tunables of the configuration (empty when only the launch varies).
     params: tuple[tuple[str, int | float | str], ...] = ()
+
+    # What does not depend on the power limit is read from the prepared launch: an advisor
+    # builds ten predictions per launch, and each field costs its construction.
+    @property
+    def grid(self) -> Dim3:
+        return self.launch.shape.grid
+
+    @property
+    def active_blocks_per_sm(self) -> int:
+        return self.launch.active_blocks_per_sm
+
+    @property
+    def occupancy(self) -> float:
+        return self.launch.occupancy
+
+    @property
+    def limiter(self) -> str:
+        return self.launch.limiter
+
+    @property
+    def waves(self) -> int:
+        return self.launch.cost.wave_count
 
     @cached_property
     def breakdown(self) -> Breakdown:
@@ -199,12 +216,7 @@ def _predict_under_cap(
     power_w = min(max(power_w, profile.power.idle_w), max(cap, profile.power.idle_w))
     return Prediction(
         block=prepared.shape.block,
-        grid=prepared.shape.grid,
         power_limit_w=power_limit_w,
-        active_blocks_per_sm=prepared.active_blocks_per_sm,
-        occupancy=prepared.occupancy,
-        limiter=prepared.limiter,
-        waves=cost.wave_count,
         clock_mhz=clock_mhz,
         time_s=time_s,
         power_w=power_w,
