@@ -70,8 +70,8 @@ class StaticSite:
     key: tuple[int, ...]  # weight factors
     accesses: float = 1.0  # identical instructions merged into this site
     async_copy: bool = False
-    # The distinct constant offsets of the merged instructions (unrolled copies), for the
-    # block's footprint; None when there were more than `MAX_COPY_OFFSETS`.
+    # The distinct constant offsets of the merged instructions (unrolled copies), ascending,
+    # for the block's footprint; None when there were more than `MAX_COPY_OFFSETS`.
     copy_offsets: tuple[int, ...] | None = None
     # Which address base the site is from ("function:number"): sites of one base differ only
     # in their constant offsets ("" when there is no such base).

@@ -60,6 +60,10 @@ def reuse_shares(
         if not members:
             continue
         first = sites[members[0]]
+        if len(members) == 1:
+            offsets = first.copy_offsets or ()
+        else:
+            offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
         try:
             cx, cy, cz, cl = (
                 first.lane_strides(env)
@@ -69,7 +73,6 @@ def reuse_shares(
             functions = tuple(function.evaluate(env) for function in first.lane_functions)
         except ex.MissingSymbol:
             continue
-        offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
         footprint = _footprint_of((cx, cy, cz, cl), functions, first.width_bytes, block)
         touched = footprint(offsets)
         if touched is None:
