@@ -75,13 +75,13 @@ DATASETS = (
         "--param", "kSizeM=4096", "--param", "kSizeN=4096", "--param", "kSizeK=4096",
     ), missing=(
         "the fast configurations are compute-bound, and among them the model sees only the "
-        "throughput of the pipes and of the L1/shared data path: on the RTX 2080 Ti, 23 of "
-        "the 100 are predicted within 10% of the fastest (the FP32 bound) and measure "
-        "11.6-42 ms. What separates them (register-bank conflicts and operand reuse among "
-        "64-128 accumulators, how ptxas schedules the shared loads between the FFMAs, two "
-        "units near saturation together) is not in the PTX. Load and compute phases around "
-        "the barriers overlapping only across co-resident blocks would raise ρ and move the "
-        "pick to slower configurations")),
+        "throughput of the pipes and of the L1/shared data path: on the RTX 2080 Ti, 17 of "
+        "the 100 are predicted within 10% of the fastest (the FP32 or the L1 bound) and "
+        "measure 11.6-20.8 ms. What separates them (register-bank conflicts and operand "
+        "reuse among 64-128 accumulators, how ptxas schedules the shared loads between the "
+        "FFMAs, two units near saturation together) is not in the PTX. Load and compute "
+        "phases around the barriers overlapping only across co-resident blocks would raise ρ "
+        "and move the pick to slower configurations")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (

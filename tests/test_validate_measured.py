@@ -40,8 +40,8 @@ FLOORS = (
     ("convolution_milo", "A6000.json.gz", 16, 0.65, 0.60),  # ρ 0.76, regret 49%
     ("pnpoly", "RTX_2080_Ti.json.gz", 50, 0.6, 0.30),  # ρ 0.69, regret 19%
     ("pnpoly", "RTX_3090.json.gz", 50, 0.75, 0.50),  # ρ 0.84, regret 41%
-    ("gemm", "RTX_2080_Ti.json.gz", 50, 0.8, 0.40),  # ρ 0.88, regret 30%
-    ("gemm", "RTX_3090.json.gz", 50, 0.75, 0.30),  # ρ 0.82, regret 12%
+    ("gemm", "RTX_2080_Ti.json.gz", 50, 0.9, 0.40),  # ρ 0.93, regret 30%
+    ("gemm", "RTX_3090.json.gz", 50, 0.85, 0.30),  # ρ 0.87, regret 12%
     ("dedispersion", "A6000.json.gz", 50, 0.2, 0.30),  # ρ 0.29, regret 23%
 )
 

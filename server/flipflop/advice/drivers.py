@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import volume
-from flipflop.model.constants import SECTOR_BYTES
+from flipflop.model.constants import SECTOR_BYTES, SECTORS_PER_WAVEFRONT, WARP_SIZE
+from flipflop.model.performance import global_wavefronts_per_warp
 from flipflop.model.predict import Prediction
 from flipflop.resources import Resources
 
@@ -256,6 +257,54 @@ def _coalescing(work: ThreadWork, prediction: Prediction) -> list[Driver]:
 
 
 def _bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    return [*_shared_bank_conflicts(work, prediction), *_l1_bank_conflicts(work, prediction)]
+
+
+def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    """Global loads conflicting in the L1 data array's banks: they cost time only while the
+    L1 data path sets it, so their share is the per-second share times the path's wavefronts
+    past what conflict-free lanes would take."""
+    if prediction.launch.cost.busiest_unit != "l1" or prediction.bound != "compute":
+        return []
+    conflicting = [
+        site for site in work.sites
+        if site.space in _GLOBAL_SPACES and not site.is_store and site.bank_conflict_degree > 1.0
+    ]  # fmt: skip
+    if not conflicting:
+        return []
+    path = work.shared_wavefronts + global_wavefronts_per_warp(work) + work.local_bytes / 4.0
+    drivers = []
+    for sites in _by_lines(conflicting):
+        excess = sum(_conflict_wavefronts(site) for site in sites) / max(path, 1e-12)
+        degree = max(site.bank_conflict_degree for site in sites)
+        lines = sites[0].lines
+        drivers.append(
+            Driver(
+                kind="bank_conflicts",
+                share=_per_second_share(prediction) * min(1.0, excess),
+                message=f"{'up to ' if len({s.bank_conflict_degree for s in sites}) > 1 else ''}"
+                f"{degree:.0f}-way L1 bank conflicts in global loads{_at_lines(lines)}"
+                f"{_count(sites)}{_assumed_counts(sites)}",
+                lines=lines,
+            )
+        )
+    return drivers
+
+
+def _conflict_wavefronts(site: SiteWork) -> float:
+    """A global load's L1 wavefronts per warp past those of the same request without its
+    bank conflicts (`performance.global_wavefronts_per_warp`)."""
+    registers = max(1.0, site.bytes_requested / max(site.accesses, 1e-12) / 4.0)
+    sectors = WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT
+    conflicted = max(site.accesses * max(registers, site.wavefronts_per_request), sectors)
+    free = max(
+        site.accesses * max(registers, site.wavefronts_per_request / site.bank_conflict_degree),
+        sectors,
+    )
+    return conflicted - free
+
+
+def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     if work.shared_wavefronts <= 0.0:
         return []
     power = prediction.breakdown.power

@@ -521,7 +521,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float
     if site.space in ("global", "generic", "tex", "local"):
         sectors = shape.sectors * weight
     misses = sectors * reuse.l1_miss
-    wavefronts = 1.0
+    wavefronts = shape.wavefronts or 1.0
     if site.space == "shared":
         wavefronts = shape.wavefronts or conflict_free_wavefronts(site.width_bytes, threads)
     return SiteWork(

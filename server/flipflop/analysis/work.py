@@ -26,7 +26,9 @@ class SiteWork:
     accesses: float  # per thread
     bytes_requested: float  # per thread
     sectors: float  # 32-byte DRAM/L2 sectors per thread after coalescing (global/local)
-    bank_conflict_degree: float  # shared memory: wavefronts per warp request (1 = conflict-free)
+    # Shared memory and L1-cached loads: wavefronts per warp request over the conflict-free
+    # count (1 = conflict-free).
+    bank_conflict_degree: float
     stride_bytes: int | None = None  # lane-to-lane stride when known
     # Fraction of launched threads that pass the guards around the site: `accesses` divided by
     # it is what one executing thread does.
@@ -42,8 +44,9 @@ class SiteWork:
     # Of `new_sectors`, the part the block one grid row earlier read: an L2 hit when the data
     # a grid row brings in fits in L2 (`flipflop.model.l2`).
     row_reuse_sectors: float = 0.0
-    # Shared memory: wavefronts one warp request takes (a wide access one per phase at least,
-    # `flipflop.analysis.memory.bank_conflicts`).
+    # Shared memory and L1-cached loads: wavefronts one warp request takes in the banked
+    # data array (a wide access one per phase at least, `flipflop.analysis.memory
+    # .bank_conflicts`); 1 where not known.
     wavefronts_per_request: float = 1.0
 
 

@@ -182,10 +182,11 @@ def global_wavefronts_per_warp(work: ThreadWork) -> float:
         return WARP_SIZE * per_thread / SECTORS_PER_WAVEFRONT
     # A request also returns its registers at one per cycle (128 bytes: one 4-byte register
     # of 32 lanes), so a 16-byte load takes four cycles however few sectors it touches (the
-    # same answer of the Nsight Compute team as for shared memory, `memory.bank_conflicts`).
+    # same answer of the Nsight Compute team as for shared memory, `memory.bank_conflicts`),
+    # and more where its lanes conflict in the data array's banks (`wavefronts_per_request`).
     return sum(
         max(
-            site.accesses * _registers_returned(site),
+            site.accesses * max(_registers_returned(site), site.wavefronts_per_request),
             WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT,
         )
         for site in sites
