@@ -21,12 +21,13 @@ from flipflop.analysis import sass
 from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
 from flipflop.analysis.memory import (
+    BANK_ROW_BYTES,
     SiteShape,
     StaticSite,
     conflict_free_wavefronts,
     evaluate_site,
 )
-from flipflop.analysis.reuse import Reuse, access_groups, reuse_shares
+from flipflop.analysis.reuse import AccessGroup, Reuse, access_groups, reuse_shares
 from flipflop.analysis.scan import scan_function
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
@@ -127,11 +128,26 @@ class KernelFeatures:
         )  # fmt: skip
 
     @cached_property
+    def site_patterns(self) -> tuple[int, ...]:
+        """Per site, an id shared by the sites `evaluate_site` cannot tell apart: what it
+        reads of a site is its space and direction, width, kind, lanes and offset within a
+        128-byte line (the most a sector or a bank row depends on)."""
+        ids: dict[tuple[object, ...], int] = {}
+        return tuple(
+            ids.setdefault(
+                (site.space, site.is_store, site.width_bytes, site.kind, site.lane_coefficients,
+                 site.lane_functions, site.offset % BANK_ROW_BYTES),
+                len(ids),
+            )
+            for site in self.sites
+        )  # fmt: skip
+
+    @cached_property
     def static_instructions(self) -> float:
         return sum(group.counts[oc.INSTRUCTIONS] for group in self.groups)
 
     @cached_property
-    def access_groups(self) -> tuple[tuple[int, ...], ...]:
+    def access_groups(self) -> tuple[AccessGroup, ...]:
         """The sites that share one footprint (`flipflop.analysis.reuse.access_groups`)."""
         return access_groups(self.sites, [factor.kind for factor in self.factors])
 
@@ -207,7 +223,14 @@ class KernelFeatures:
         sums: dict[str, float] = {}
         factors = self.factors
         loads_by_key: dict[tuple[int, ...], list[float]] = {}
-        evaluated_sites = [evaluate_site(site, block, env) for site in self.sites]
+        # Sites of one lane pattern (`x[i]` and `y[i]`) have one shape for a launch.
+        shapes_of: dict[int, SiteShape] = {}
+        evaluated_sites = []
+        for site, pattern in zip(self.sites, self.site_patterns, strict=True):
+            evaluated = shapes_of.get(pattern)
+            if evaluated is None:
+                evaluated = shapes_of[pattern] = evaluate_site(site, block, env)
+            evaluated_sites.append(evaluated)
         reuse = reuse_shares(self.sites, evaluated_sites, self.access_groups, shape, env)
         threads = shape.threads_per_block
         for site, evaluated, shares, (guard_key, region) in zip(

@@ -39,7 +39,7 @@ NO_REUSE = Reuse()
 def reuse_shares(
     sites: Sequence[StaticSite],
     shapes: Sequence[SiteShape],
-    groups: Sequence[tuple[int, ...]],
+    groups: Sequence[AccessGroup],
     shape: LaunchShape,
     env: Mapping[str, float],
 ) -> list[Reuse]:
@@ -53,47 +53,77 @@ def reuse_shares(
     block's row of A) is read once from DRAM when L2 still holds it. `groups` are the sites'
     `access_groups`."""
     shares = [NO_REUSE] * len(sites)
-    block = shape.block
-    threads = shape.threads_per_block
+    # Groups of one pattern whose sites all load get one answer: arrays indexed alike
+    # (`x[i]` and `y[i]`) are common, and the footprints are most of the work.
+    answered: dict[tuple[int, tuple[float, ...]], Reuse | None] = {}
     for group in groups:
-        members = [i for i in group if shapes[i].sectors > 0.0]
+        members = [i for i in group.members if shapes[i].sectors > 0.0]
         if not members:
             continue
-        first = sites[members[0]]
-        if len(members) == 1:
-            offsets = first.copy_offsets or ()
+        if len(members) < len(group.members):
+            reuse = _group_reuse(sites, shapes, members, shape, env)
         else:
-            offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
-        try:
-            cx, cy, cz, cl = (
-                first.lane_strides(env)
-                if first.lane_coefficients is not None
-                else (0, 0, 0, 0)  # uniform: every thread at the same address
-            )
-            functions = tuple(function.evaluate(env) for function in first.lane_functions)
-        except ex.MissingSymbol:
-            continue
-        footprint = _footprint_of((cx, cy, cz, cl), functions, first.width_bytes, block)
-        touched = footprint(offsets)
-        if touched is None:
-            continue
-        requested = sum(shapes[i].sectors * sites[i].accesses for i in members) * threads
-        l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-        low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
-        span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
-        before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
-                                                 span)  # fmt: skip
-        reuse = Reuse(l1_miss, 1.0 - before_x, row_before)
-        for index in members:
-            shares[index] = reuse
+            key = (group.pattern, tuple(shapes[i].sectors for i in members))
+            if key not in answered:
+                answered[key] = _group_reuse(sites, shapes, members, shape, env)
+            reuse = answered[key]
+        if reuse is not None:
+            for index in members:
+                shares[index] = reuse
     return shares
 
 
-def access_groups(
-    sites: Sequence[StaticSite], kinds: Sequence[str]
-) -> tuple[tuple[int, ...], ...]:
-    """The sites of one source access that share a footprint (`reuse_shares`), as indices;
-    it depends on the code only, so callers that evaluate many launches compute it once."""
+def _group_reuse(
+    sites: Sequence[StaticSite],
+    shapes: Sequence[SiteShape],
+    members: list[int],
+    shape: LaunchShape,
+    env: Mapping[str, float],
+) -> Reuse | None:
+    """What one block's caches serve of a group's loads; None when the lanes cannot be
+    followed (a missing parameter, a footprint too fragmented to count)."""
+    first = sites[members[0]]
+    if len(members) == 1:
+        offsets = first.copy_offsets or ()
+    else:
+        offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
+    try:
+        cx, cy, cz, cl = (
+            first.lane_strides(env)
+            if first.lane_coefficients is not None
+            else (0, 0, 0, 0)  # uniform: every thread at the same address
+        )
+        functions = tuple(function.evaluate(env) for function in first.lane_functions)
+    except ex.MissingSymbol:
+        return None
+    block = shape.block
+    footprint = _footprint_of((cx, cy, cz, cl), functions, first.width_bytes, block)
+    touched = footprint(offsets)
+    if touched is None:
+        return None
+    requested = sum(shapes[i].sectors * sites[i].accesses for i in members)
+    requested *= shape.threads_per_block
+    l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
+    low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
+    span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
+    before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
+                                             span)  # fmt: skip
+    return Reuse(l1_miss, 1.0 - before_x, row_before)
+
+
+@dataclass(frozen=True)
+class AccessGroup:
+    """The sites of one source access, sharing a footprint."""
+
+    members: tuple[int, ...]  # site indices
+    # Groups with one pattern (the same lanes, width, offsets, block strides and accesses,
+    # another base) have the same reuse whenever all their sites load.
+    pattern: int
+
+
+def access_groups(sites: Sequence[StaticSite], kinds: Sequence[str]) -> tuple[AccessGroup, ...]:
+    """The sites of one source access that share a footprint (`reuse_shares`); it depends on
+    the code only, so callers that evaluate many launches compute it once."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for index, site in enumerate(sites):
         cached_read = site.space in ("global", "tex") and not site.is_store
@@ -103,7 +133,16 @@ def access_groups(
             loops = tuple(i for i in site.key if kinds[i] == "loop")
             group = (site.space, site.width_bytes, site.base, site.lines, loops)
             groups.setdefault(group, []).append(index)
-    return tuple(tuple(members) for members in groups.values())
+    patterns: dict[tuple[object, ...], int] = {}
+    found = []
+    for members in groups.values():
+        first = sites[members[0]]
+        offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
+        accesses = tuple(sites[i].accesses for i in members)
+        pattern = (first.space, first.width_bytes, first.lane_coefficients, first.lane_functions,
+                   offsets, first.block_coefficients, accesses)  # fmt: skip
+        found.append(AccessGroup(tuple(members), patterns.setdefault(pattern, len(patterns))))
+    return tuple(found)
 
 
 def _footprint_of(
