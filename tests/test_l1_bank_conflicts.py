@@ -5,45 +5,27 @@ the expected counts are worked out by hand from the lanes' addresses."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from cuda_toolchain import nvcc_for_tests
 from flipflop.advice.drivers import energy_drivers
-from flipflop.analysis import extract_features
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
 from flipflop.model.performance import global_wavefronts_per_warp
 from flipflop.model.predict import predict
-from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
-
-NVCC = nvcc_for_tests()
-KERNELS = Path(__file__).parent / "model_kernels"
-ROOT = Path(__file__).resolve().parents[1]
-GEMM = ROOT.parent / "shared" / "data" / "measured" / "gemm"
-GEMM_PARAMETERS = ("kSizeM", "kSizeN", "kSizeK", "alpha", "beta", "agm", "bgm", "cgm",
-                   "b_offset", "c_offset")  # fmt: skip
-
-
-def _ptx(source: Path, out: Path, *flags: str) -> str:
-    subprocess.run([NVCC, "-ptx", "-arch=sm_86", *flags, str(source), "-o", str(out)],
-                   check=True, capture_output=True)  # fmt: skip
-    return out.read_text()
+from model_ptx import GEMM, GEMM_SIZES, KERNELS, compile_ptx, features_of, xgemm_features
 
 
 @pytest.fixture(scope="module")
-def banks(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return _ptx(KERNELS / "l1_banks.cu", tmp_path_factory.mktemp("l1") / "l1_banks.ptx")
+def banks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return compile_ptx(KERNELS / "l1_banks.cu", tmp_path_factory.mktemp("l1") / "l1_banks.ptx")
 
 
-def _work(ptx: str, kernel: str, block: tuple[int, int, int] = (256, 1, 1)) -> ThreadWork:
-    module = parse_ptx(ptx, "l1_banks.ptx")
-    name = next(k.name for k in module.kernels if kernel in k.name)
-    return extract_features(module, name).work(LaunchShape(block, (64, 1, 1)), {})
+def _work(ptx: Path, kernel: str, block: tuple[int, int, int] = (256, 1, 1)) -> ThreadWork:
+    return features_of(ptx, kernel).work(LaunchShape(block, (64, 1, 1)), {})
 
 
 def _load(work: ThreadWork) -> SiteWork:
@@ -63,14 +45,14 @@ def _load(work: ThreadWork) -> SiteWork:
     ],
 )
 def test_a_global_load_takes_the_wavefronts_of_its_banks(
-    banks: str, kernel: str, degree: float, wavefronts: float
+    banks: Path, kernel: str, degree: float, wavefronts: float
 ) -> None:
     load = _load(_work(banks, kernel))
     assert load.bank_conflict_degree == degree
     assert load.wavefronts_per_request == wavefronts
 
 
-def test_the_l1_data_path_charges_the_conflicts(banks: str) -> None:
+def test_the_l1_data_path_charges_the_conflicts(banks: Path) -> None:
     # Per warp: the strided load's 16 wavefronts (more than its 32 sectors' 8) and the
     # coalesced float4 store's 16 sectors, 4 wavefronts; without the conflicts it would be
     # 8 + 4. The consecutive load: 4 + 4.
@@ -78,24 +60,18 @@ def test_the_l1_data_path_charges_the_conflicts(banks: str) -> None:
     assert global_wavefronts_per_warp(_work(banks, "float4_consecutive")) == 8.0
 
 
-def test_stores_and_uniform_loads_keep_one_wavefront_per_register(banks: str) -> None:
+def test_stores_and_uniform_loads_keep_one_wavefront_per_register(banks: Path) -> None:
     work = _work(banks, "float4_every_64_bytes")
     (store,) = [site for site in work.sites if site.is_store]
     assert store.wavefronts_per_request == 1.0 and store.bank_conflict_degree == 1.0
 
 
 def _xgemm(tmp_path: Path, mdimc: int, ndimc: int) -> ThreadWork:
-    source = ROOT / "calibration" / "validation" / "xgemm.cu"
     defines = ("-DMWG=128", "-DNWG=128", "-DKWG=32", f"-DMDIMC={mdimc}", f"-DNDIMC={ndimc}",
                "-DMDIMA=32", "-DNDIMB=16", "-DKWI=2", "-DVWM=4", "-DVWN=1", "-DSTRM=0",
                "-DSTRN=0", "-DSA=0", "-DSB=1", "-DPRECISION=32")  # fmt: skip
-    ptx = _ptx(source, tmp_path / "xgemm.ptx", "-lineinfo", f"-I{GEMM}", *defines)
-    module = parse_ptx(ptx, "xgemm.ptx")
-    # The mangled name follows the vector types (A float4, B float).
-    xgemm = next(k.name for k in module.kernels if "Xgemm" in k.name)
-    features = extract_features(module, xgemm, GEMM_PARAMETERS)
-    return features.work(LaunchShape((mdimc, ndimc, 1), (32, 32, 1)),
-                         {"kSizeM": 4096, "kSizeN": 4096, "kSizeK": 4096})  # fmt: skip
+    features = xgemm_features(tmp_path / "xgemm.ptx", "-lineinfo", *defines)
+    return features.work(LaunchShape((mdimc, ndimc, 1), (32, 32, 1)), GEMM_SIZES)
 
 
 @pytest.mark.skipif(not GEMM.is_dir(), reason="the shared measured data is missing")

@@ -4,14 +4,10 @@ wavefronts, a wide access's phases included. Real nvcc output throughout."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from cuda_toolchain import nvcc_for_tests
-from flipflop.analysis import extract_features
-from flipflop.analysis.features import KernelFeatures
 from flipflop.analysis.lanes import decode, function_atom, function_value
 from flipflop.analysis.memory import (
     bank_conflicts,
@@ -22,31 +18,13 @@ from flipflop.analysis.memory import (
 )
 from flipflop.analysis.poly import Poly
 from flipflop.launch import LaunchShape
-from flipflop.ptx import parse_ptx
-
-NVCC = nvcc_for_tests()
-KERNELS = Path(__file__).parent / "model_kernels"
-ROOT = Path(__file__).resolve().parents[1]
-GEMM = ROOT.parent / "shared" / "data" / "measured" / "gemm"
-GEMM_PARAMETERS = ("kSizeM", "kSizeN", "kSizeK", "alpha", "beta", "agm", "bgm", "cgm",
-                   "b_offset", "c_offset")  # fmt: skip
-
-
-def _compile(source: Path, out: Path, *flags: str) -> Path:
-    subprocess.run([NVCC, "-ptx", "-arch=sm_86", *flags, str(source), "-o", str(out)],
-                   check=True, capture_output=True)  # fmt: skip
-    return out
-
-
-def _features(ptx: Path, kernel: str, names: tuple[str, ...]) -> KernelFeatures:
-    module = parse_ptx(ptx.read_text(), str(ptx))
-    return extract_features(module, kernel, names)
+from model_ptx import GEMM, GEMM_SIZES, KERNELS, compile_ptx, features_of, xgemm_features
 
 
 @pytest.fixture(scope="module")
 def tiles(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("reshaped") / "reshaped_tiles.ptx"
-    return _compile(KERNELS / "reshaped_tiles.cu", out)
+    return compile_ptx(KERNELS / "reshaped_tiles.cu", out)
 
 
 def test_a_function_value_is_the_floor_division_or_remainder() -> None:
@@ -64,7 +42,7 @@ def test_a_transposed_store_through_a_reshaped_index_finds_its_bank_conflicts(
     # 32 lanes write 32 words one row of the tile (32 or 33 words) apart.
     shape = LaunchShape(block, (4, 4, 1))
     for kernel, degree in (("transpose_unpadded", 32.0), ("transpose_padded", 1.0)):
-        work = _features(tiles, kernel, ("in", "out", "n")).work(shape, {"n": 128})
+        work = features_of(tiles, kernel, ("in", "out", "n")).work(shape, {"n": 128})
         (store,) = [s for s in work.sites if s.space == "shared" and s.is_store]
         assert store.bank_conflict_degree == degree
         assert store.wavefronts_per_request == degree
@@ -75,7 +53,7 @@ def test_a_transposed_store_through_a_reshaped_index_finds_its_bank_conflicts(
 
 
 def test_the_reshaped_index_becomes_lane_functions(tiles: Path) -> None:
-    features = _features(tiles, "transpose_unpadded", ("in", "out", "n"))
+    features = features_of(tiles, "transpose_unpadded", ("in", "out", "n"))
     (store,) = [s for s in features.sites if s.space == "shared" and s.is_store]
     assert store.kind == "affine"
     kinds = sorted((f.remainder, f.divisor, str(f.scale)) for f in store.lane_functions)
@@ -103,7 +81,7 @@ def test_wide_shared_accesses_take_a_wavefront_per_phase() -> None:
 
 
 def test_a_float4_row_in_shared_memory_costs_four_wavefronts_a_request(tiles: Path) -> None:
-    work = _features(tiles, "vector_row", ("in", "out")).work(LaunchShape((256, 1, 1), (8, 1, 1)),
+    work = features_of(tiles, "vector_row", ("in", "out")).work(LaunchShape((256, 1, 1), (8, 1, 1)),
                                                               {})  # fmt: skip
     shared = [s for s in work.sites if s.space == "shared"]
     assert len(shared) == 2 and all(s.wavefronts_per_request == 4.0 for s in shared)
@@ -123,18 +101,16 @@ def test_a_gemm_reads_the_same_tiles_through_shared_memory_as_directly(tmp_path:
     """CLBlast's Xgemm (the measured GEMM) with its tiles loaded into shared memory through
     `tid % MDIMA`, `tid / MDIMA` (SA = SB = 1) or read straight from global memory (0): the
     same block reads the same bytes either way, and DRAM/L2 see the same misses."""
-    source = ROOT / "calibration" / "validation" / "xgemm.cu"
     defines = ("-DMWG=64", "-DNWG=64", "-DKWG=32", "-DMDIMC=16", "-DNDIMC=16", "-DMDIMA=16",
                "-DNDIMB=16", "-DKWI=2", "-DVWM=2", "-DVWN=2", "-DSTRM=0", "-DSTRN=0",
                "-DPRECISION=32")  # fmt: skip
     shape = LaunchShape((16, 16, 1), (64, 64, 1))
-    sizes = {"kSizeM": 4096, "kSizeN": 4096, "kSizeK": 4096}
+    sizes = GEMM_SIZES
     works = []
     for cached in (0, 1):
-        ptx = _compile(source, tmp_path / f"xgemm{cached}.ptx", f"-I{GEMM}", *defines,
-                       f"-DSA={cached}", f"-DSB={cached}")  # fmt: skip
-        works.append(_features(ptx, "_Z5XgemmiiiffPK6float2S1_PS_ii", GEMM_PARAMETERS)
-                     .work(shape, sizes))  # fmt: skip
+        features = xgemm_features(tmp_path / f"xgemm{cached}.ptx", *defines,
+                                  f"-DSA={cached}", f"-DSB={cached}")  # fmt: skip
+        works.append(features.work(shape, sizes))
     direct, tiled = works
     assert direct.shared_wavefronts == 0.0 < tiled.shared_wavefronts
     # A block's tiles: 64 rows of A and 64 columns of B, 4096 deep, in 32-byte sectors over
@@ -153,15 +129,13 @@ def test_an_unrolled_pointer_walk_is_an_induction_variable(tmp_path: Path) -> No
     pointers of the unrolled inner loop as `t1 = p + s; t2 = t1 + s; t3 = t2 + s; p = t3 + s`.
     Followed as `p + 4s` per iteration, every load is affine and L1 serves what the block's
     threads share."""
-    source = ROOT / "calibration" / "validation" / "xgemm.cu"
     defines = ("-DMWG=32", "-DNWG=64", "-DKWG=32", "-DMDIMC=16", "-DNDIMC=16", "-DMDIMA=8",
                "-DNDIMB=8", "-DKWI=2", "-DVWM=2", "-DVWN=2", "-DSTRM=0", "-DSTRN=0", "-DSA=0",
                "-DSB=0", "-DPRECISION=32")  # fmt: skip
-    ptx = _compile(source, tmp_path / "xgemm.ptx", f"-I{GEMM}", *defines)
-    features = _features(ptx, "_Z5XgemmiiiffPK6float2S1_PS_ii", GEMM_PARAMETERS)
+    features = xgemm_features(tmp_path / "xgemm.ptx", *defines)
     assert {site.kind for site in features.sites if site.space == "global"} == {"affine"}
     work = features.work(LaunchShape((16, 16, 1), (128, 64, 1)),
-                         {"kSizeM": 4096, "kSizeN": 4096, "kSizeK": 4096})  # fmt: skip
+                         GEMM_SIZES)  # fmt: skip
     # 32 rows of A and 64 columns of B, 4096 deep, and 32 × 64 floats of C, over 256 threads.
     assert work.global_load_l1_misses == pytest.approx(64 + 128 + 1)
     # The block before along x read the same B (127 of 128 blocks of a grid row have one).
