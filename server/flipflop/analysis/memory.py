@@ -6,6 +6,8 @@ has 32 banks of 4 bytes; a request takes as many wavefronts as the most distinct
 any one bank must serve (the same word is broadcast). Accesses wider than 4 bytes are served
 in phases of 128 bytes (half a warp for 8-byte, a quarter for 16-byte accesses), each phase
 conflict-free at best (CUDA C++ Programming Guide, "Shared Memory", compute capability 5.x+).
+L1 is the same banked array: a global load it serves is costed at the wavefronts its lanes'
+banks take, as a shared load at those addresses (`evaluate_site`).
 
 Lane addresses come from the address's coefficients of `tid.x/y/z` and `laneid`: lane l of a
 warp is thread `warp·32 + l` of the block, x fastest. Base pointers are taken as 256-byte
