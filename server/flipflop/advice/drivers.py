@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import volume
-from flipflop.model.constants import SECTOR_BYTES, SECTORS_PER_WAVEFRONT, WARP_SIZE
-from flipflop.model.performance import global_wavefronts_per_warp
+from flipflop.model.constants import SECTOR_BYTES
+from flipflop.model.performance import l1_wavefronts_per_warp, site_l1_wavefronts
 from flipflop.model.predict import Prediction
 from flipflop.resources import Resources
 
@@ -272,7 +272,7 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     ]  # fmt: skip
     if not conflicting:
         return []
-    path = work.shared_wavefronts + global_wavefronts_per_warp(work) + work.local_bytes / 4.0
+    path = l1_wavefronts_per_warp(work)
     drivers = []
     for sites in _by_lines(conflicting):
         excess = sum(_conflict_wavefronts(site) for site in sites) / max(path, 1e-12)
@@ -292,16 +292,10 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
 
 
 def _conflict_wavefronts(site: SiteWork) -> float:
-    """A global load's L1 wavefronts per warp past those of the same request without its
-    bank conflicts (`performance.global_wavefronts_per_warp`)."""
-    registers = max(1.0, site.bytes_requested / max(site.accesses, 1e-12) / 4.0)
-    sectors = WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT
-    conflicted = max(site.accesses * max(registers, site.wavefronts_per_request), sectors)
-    free = max(
-        site.accesses * max(registers, site.wavefronts_per_request / site.bank_conflict_degree),
-        sectors,
-    )
-    return conflicted - free
+    """A global load's L1 wavefronts per warp past those of the same requests without their
+    bank conflicts."""
+    free = site.wavefronts_per_request / site.bank_conflict_degree
+    return site_l1_wavefronts(site) - site_l1_wavefronts(site, free)
 
 
 def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:

@@ -91,12 +91,20 @@ class StaticSite:
     @cached_property
     def constant_lane_strides(self) -> tuple[int, int, int, int] | None:
         """`lane_coefficients` in bytes when none depends on the launch, else None."""
-        return _constant_strides(self.lane_coefficients)  # type: ignore[return-value]
+        strides = _constant_strides(self.lane_coefficients)
+        if strides is None:
+            return None
+        cx, cy, cz, cl = strides
+        return cx, cy, cz, cl
 
     @cached_property
     def constant_block_strides(self) -> tuple[int, int, int] | None:
         """`block_coefficients` in bytes when none depends on the launch, else None."""
-        return _constant_strides(self.block_coefficients)  # type: ignore[return-value]
+        strides = _constant_strides(self.block_coefficients)
+        if strides is None:
+            return None
+        x, y, z = strides
+        return x, y, z
 
     def lane_strides(self, env: Mapping[str, float]) -> tuple[int, int, int, int]:
         """`lane_coefficients` in bytes for a launch (the site has them); MissingSymbol when

@@ -146,12 +146,7 @@ def _unit_cycles_per_block(
     rates = profile.rates
     lanes = warps * WARP_SIZE
     wavefronts_per_cycle = rates.shared_bytes / SHARED_WAVEFRONT_BYTES
-    # L1 and shared memory share one data path of 128 B per cycle (CUDA C++ Programming Guide,
-    # "Shared Memory" and "L1 cache"): global and local sectors pass it 4 to a wavefront.
-    data_path = (
-        warps * (work.shared_wavefronts + global_wavefronts_per_warp(work))
-        + lanes * work.local_bytes / SHARED_WAVEFRONT_BYTES
-    )
+    data_path = warps * l1_wavefronts_per_warp(work)
     pipes = work.pipe_work()
     # Pipes are charged machine instructions (SASS, `PipeWork`), at the profile's FLOP rates
     # turned into lane-instructions: an FFMA or DFMA is 2 FLOPs, an HFMA2 4. Conversions run on
@@ -170,6 +165,17 @@ def _unit_cycles_per_block(
     )
 
 
+def l1_wavefronts_per_warp(work: ThreadWork) -> float:
+    """A warp's wavefronts on the data path L1 and shared memory share, 128 B per cycle (CUDA
+    C++ Programming Guide, "Shared Memory" and "L1 cache"): its shared requests, its global
+    ones, and local bytes 4 sectors to a wavefront."""
+    return (
+        work.shared_wavefronts
+        + global_wavefronts_per_warp(work)
+        + WARP_SIZE * work.local_bytes / SHARED_WAVEFRONT_BYTES
+    )
+
+
 def global_wavefronts_per_warp(work: ThreadWork) -> float:
     """L1 wavefronts of a warp's global loads and stores: a request's sectors pass the data
     stage four to a cycle, and every request takes at least one cycle, a broadcast of one word
@@ -184,12 +190,18 @@ def global_wavefronts_per_warp(work: ThreadWork) -> float:
     # of 32 lanes), so a 16-byte load takes four cycles however few sectors it touches (the
     # same answer of the Nsight Compute team as for shared memory, `memory.bank_conflicts`),
     # and more where its lanes conflict in the data array's banks (`wavefronts_per_request`).
-    return sum(
-        max(
-            site.accesses * max(_registers_returned(site), site.wavefronts_per_request),
-            WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT,
-        )
-        for site in sites
+    return sum(site_l1_wavefronts(site) for site in sites)
+
+
+def site_l1_wavefronts(site: SiteWork, wavefronts_per_request: float | None = None) -> float:
+    """One global site's L1 wavefronts per warp (`global_wavefronts_per_warp`); with
+    `wavefronts_per_request`, as if each of its requests took that many in the banks."""
+    banked = site.wavefronts_per_request
+    if wavefronts_per_request is not None:
+        banked = wavefronts_per_request
+    return max(
+        site.accesses * max(_registers_returned(site), banked),
+        WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT,
     )
 
 
