@@ -86,6 +86,7 @@ class PreparedLaunch:
     boost_power_w: float  # average power at the boost clock, before any cap
     boost_time_s: float
     boost_bound: str
+    profile: GpuProfile = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -99,13 +100,16 @@ class Prediction:
     bound: str  # "memory" | "compute" | "shared" | "latency" | "launch"
     power_capped: bool  # the cap is below the power at the lowest clock
     launch: PreparedLaunch = field(compare=False, repr=False)
-    profile: GpuProfile = field(compare=False, repr=False)
     pareto: bool = False
     # The compile-time tunables of the configuration (empty when only the launch varies).
     params: tuple[tuple[str, int | float | str], ...] = ()
 
     # What does not depend on the power limit is read from the prepared launch: an advisor
     # builds ten predictions per launch, and each field costs its construction.
+    @property
+    def profile(self) -> GpuProfile:
+        return self.launch.profile
+
     @property
     def grid(self) -> Dim3:
         return self.launch.shape.grid
@@ -173,6 +177,7 @@ def prepare_launch(
         boost_power_w=_power_w(profile, cost, energy, voltage, profile.boost_clock_mhz),
         boost_time_s=boost_time_s,
         boost_bound=boost_bound,
+        profile=profile,
     )
 
 
@@ -224,7 +229,6 @@ def _predict_under_cap(
         bound=bound,
         power_capped=capped,
         launch=prepared,
-        profile=profile,
     )
 
 
