@@ -12,7 +12,11 @@ from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import volume
 from flipflop.model.constants import SECTOR_BYTES
-from flipflop.model.performance import l1_wavefronts_per_warp, site_l1_wavefronts
+from flipflop.model.performance import (
+    l1_wavefronts_per_warp,
+    shared_cycles_per_warp,
+    site_l1_wavefronts,
+)
 from flipflop.model.predict import Prediction
 from flipflop.resources import Resources
 
@@ -272,7 +276,7 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     ]  # fmt: skip
     if not conflicting:
         return []
-    path = l1_wavefronts_per_warp(work)
+    path = l1_wavefronts_per_warp(work, prediction.profile.rates.shared_request_cycles)
     drivers = []
     for sites in _by_lines(conflicting):
         excess = sum(_conflict_wavefronts(site) for site in sites) / max(path, 1e-12)
@@ -299,12 +303,16 @@ def _conflict_wavefronts(site: SiteWork) -> float:
 
 
 def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+    """Shared loads and stores conflicting in the banks: each extra wavefront costs its energy,
+    and time while shared memory sets it, as far as the request takes longer than the least
+    any request holds the banks (`PeakRates.shared_request_cycles`)."""
     if work.shared_wavefronts <= 0.0:
         return []
     power = prediction.breakdown.power
-    shared_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
-    if prediction.bound == "shared":
-        shared_share += _per_second_share(prediction)
+    energy_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
+    time_share = _per_second_share(prediction) if prediction.bound == "shared" else 0.0
+    request_cycles = prediction.profile.rates.shared_request_cycles
+    cycles = shared_cycles_per_warp(work, request_cycles)
     conflicting = [
         site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0
     ]
@@ -315,12 +323,22 @@ def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Dri
             site.accesses * site.wavefronts_per_request * (1.0 - 1.0 / site.bank_conflict_degree)
             for site in sites
         ) / work.shared_wavefronts
+        excess_cycles = sum(
+            site.accesses * (
+                max(site.wavefronts_per_request, request_cycles)
+                - max(site.wavefronts_per_request / site.bank_conflict_degree, request_cycles)
+            )
+            for site in sites
+        ) / max(cycles, 1e-12)  # fmt: skip
+        share = energy_share * min(1.0, excess) + time_share * min(1.0, excess_cycles)
+        if share <= 0.0:
+            continue
         degree = max(site.bank_conflict_degree for site in sites)
         lines = sites[0].lines
         drivers.append(
             Driver(
                 kind="bank_conflicts",
-                share=shared_share * min(1.0, excess),
+                share=share,
                 message=f"{'up to ' if len({s.bank_conflict_degree for s in sites}) > 1 else ''}"
                 f"{degree:.0f}-way bank conflicts in shared-memory {_accesses(sites)}"
                 f"{_at_lines(lines)}{_count(sites)}{_assumed_counts(sites)}",

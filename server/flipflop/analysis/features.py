@@ -563,6 +563,7 @@ def _site_work(site: StaticSite, shape: SiteShape, weight: float, guarded: float
         guard_fraction=min(1.0, max(0.0, guarded)),
         counted_with_assumed=assumed_lines,
         wavefronts_per_request=wavefronts,
+        async_copy=site.async_copy,
     )
 
 

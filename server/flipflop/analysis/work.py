@@ -48,6 +48,8 @@ class SiteWork:
     # data array (a wide access one per phase at least, `flipflop.analysis.memory
     # .bank_conflicts`); 1 where not known.
     wavefronts_per_request: float = 1.0
+    # A cp.async copy into shared memory: its shared side is not a load or store of a warp.
+    async_copy: bool = False
 
 
 @dataclass(frozen=True)

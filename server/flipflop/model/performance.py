@@ -146,7 +146,9 @@ def _unit_cycles_per_block(
     rates = profile.rates
     lanes = warps * WARP_SIZE
     wavefronts_per_cycle = rates.shared_bytes / SHARED_WAVEFRONT_BYTES
-    data_path = warps * l1_wavefronts_per_warp(work)
+    request_cycles = rates.shared_request_cycles
+    shared_path = warps * shared_cycles_per_warp(work, request_cycles)
+    data_path = warps * l1_wavefronts_per_warp(work, request_cycles)
     pipes = work.pipe_work()
     # Pipes are charged machine instructions (SASS, `PipeWork`), at the profile's FLOP rates
     # turned into lane-instructions: an FFMA or DFMA is 2 FLOPs, an HFMA2 4. Conversions run on
@@ -160,20 +162,31 @@ def _unit_cycles_per_block(
         ("int", _cycles(lanes * pipes.integer, rates.int_ops, "int")),
         ("sfu", _cycles(lanes * (pipes.sfu + pipes.conversion), rates.sfu_ops, "sfu")),
         ("tensor", _cycles(lanes * work.tensor_flops, rates.tensor_flops, "tensor")),
-        ("shared", _cycles(warps * work.shared_wavefronts, wavefronts_per_cycle, "shared")),
+        ("shared", _cycles(shared_path, wavefronts_per_cycle, "shared")),
         ("l1", _cycles(data_path, wavefronts_per_cycle, "shared")),
     )
 
 
-def l1_wavefronts_per_warp(work: ThreadWork) -> float:
+def l1_wavefronts_per_warp(work: ThreadWork, shared_request_cycles: float = 1.0) -> float:
     """A warp's wavefronts on the data path L1 and shared memory share, 128 B per cycle (CUDA
-    C++ Programming Guide, "Shared Memory" and "L1 cache"): its shared requests, its global
-    ones, and local bytes 4 sectors to a wavefront."""
+    C++ Programming Guide, "Shared Memory" and "L1 cache"): its shared requests (each at least
+    `shared_request_cycles`), its global ones, and local bytes 4 sectors to a wavefront."""
     return (
-        work.shared_wavefronts
+        shared_cycles_per_warp(work, shared_request_cycles)
         + global_wavefronts_per_warp(work)
         + WARP_SIZE * work.local_bytes / SHARED_WAVEFRONT_BYTES
     )
+
+
+def shared_cycles_per_warp(work: ThreadWork, request_cycles: float = 1.0) -> float:
+    """A warp's cycles in the shared-memory banks: each request's wavefronts, and at least
+    `request_cycles` (`PeakRates.shared_request_cycles`) per request."""
+    if request_cycles <= 1.0:
+        return work.shared_wavefronts
+    sites = [site for site in work.sites if site.space == "shared" and not site.async_copy]
+    if not sites:
+        return max(work.shared_wavefronts, work.shared_accesses * request_cycles)
+    return sum(site.accesses * max(site.wavefronts_per_request, request_cycles) for site in sites)
 
 
 def global_wavefronts_per_warp(work: ThreadWork) -> float:
