@@ -275,7 +275,8 @@ DERIVED_FROM_THESE_FILES = (
     "is not an accuracy. Held-out figures before -> with the constant: convolution_milo "
     "ρ 0.77 -> 0.79, regret 5.4% -> 5.4%, top-5% recall 60% -> 80%, MAPE 48.6% -> 33.2%; gemm "
     "RTX 3090 ρ 0.89 -> 0.90, regret 21.2% -> 21.2%, MAPE 18.4% -> 17.1%; dedispersion "
-    "unchanged (no shared memory) — figures of when the constant came in. The Turing files do not use it (cc 7.5).",
+    "unchanged (no shared memory) — figures of when the constant came in. The Turing files "
+    "do not use it (cc 7.5).",
 )
 
 
