@@ -1,5 +1,5 @@
 // Shared-memory loads with 1, 2 and 4 wavefronts per warp request, for the least cycles a
-// request holds the banks (`rates.shared_request_cycles`). A block of 256 threads as 8 × 32.
+// request holds the banks (`rates.l1_request_cycles`). A block of 256 threads as 8 × 32.
 
 // Lanes 0..31 of a warp read consecutive floats: one wavefront.
 __global__ void conflict_free(float *out)

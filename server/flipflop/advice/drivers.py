@@ -276,10 +276,12 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     ]  # fmt: skip
     if not conflicting:
         return []
-    path = l1_wavefronts_per_warp(work, prediction.profile.rates.shared_request_cycles)
+    request_cycles = prediction.profile.rates.l1_request_cycles
+    path = l1_wavefronts_per_warp(work, request_cycles)
     drivers = []
     for sites in _by_lines(conflicting):
-        excess = sum(_conflict_wavefronts(site) for site in sites) / max(path, 1e-12)
+        excess = sum(_conflict_wavefronts(site, request_cycles) for site in sites)
+        excess /= max(path, 1e-12)
         degree = max(site.bank_conflict_degree for site in sites)
         lines = sites[0].lines
         drivers.append(
@@ -295,23 +297,25 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     return drivers
 
 
-def _conflict_wavefronts(site: SiteWork) -> float:
+def _conflict_wavefronts(site: SiteWork, request_cycles: float) -> float:
     """A global load's L1 wavefronts per warp past those of the same requests without their
     bank conflicts."""
     free = site.wavefronts_per_request / site.bank_conflict_degree
-    return site_l1_wavefronts(site) - site_l1_wavefronts(site, free)
+    return site_l1_wavefronts(site, request_cycles) - site_l1_wavefronts(
+        site, request_cycles, free
+    )
 
 
 def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     """Shared loads and stores conflicting in the banks: each extra wavefront costs its energy,
     and time while shared memory sets it, as far as the request takes longer than the least
-    any request holds the banks (`PeakRates.shared_request_cycles`)."""
+    any request holds the banks (`PeakRates.l1_request_cycles`)."""
     if work.shared_wavefronts <= 0.0:
         return []
     power = prediction.breakdown.power
     energy_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
     time_share = _per_second_share(prediction) if prediction.bound == "shared" else 0.0
-    request_cycles = prediction.profile.rates.shared_request_cycles
+    request_cycles = prediction.profile.rates.l1_request_cycles
     cycles = shared_cycles_per_warp(work, request_cycles)
     conflicting = [
         site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0

@@ -44,10 +44,10 @@ class PeakRates:
     tensor_flops: float  # dense fp16/bf16 tensor-core FLOPs
     shared_bytes: float  # shared-memory bytes per cycle per SM
     issue_per_cycle: float  # warp instructions issued per cycle per SM (sub-partitions)
-    # Cycles of the shared-memory banks one warp's shared request holds at least: a request
-    # without bank conflicts takes this many, a conflicting one the larger of this and its
-    # wavefronts.
-    shared_request_cycles: float = 1.0
+    # Cycles one warp request holds the L1/shared data array at least (a shared access, or a
+    # global one through L1): without bank conflicts this many, otherwise the larger of this
+    # and its wavefronts.
+    l1_request_cycles: float = 1.0
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def _unit_cycles_per_block(
     rates = profile.rates
     lanes = warps * WARP_SIZE
     wavefronts_per_cycle = rates.shared_bytes / SHARED_WAVEFRONT_BYTES
-    request_cycles = rates.shared_request_cycles
+    request_cycles = rates.l1_request_cycles
     shared_path = warps * shared_cycles_per_warp(work, request_cycles)
     data_path = warps * l1_wavefronts_per_warp(work, request_cycles)
     pipes = work.pipe_work()
@@ -167,20 +167,21 @@ def _unit_cycles_per_block(
     )
 
 
-def l1_wavefronts_per_warp(work: ThreadWork, shared_request_cycles: float = 1.0) -> float:
+def l1_wavefronts_per_warp(work: ThreadWork, request_cycles: float = 1.0) -> float:
     """A warp's wavefronts on the data path L1 and shared memory share, 128 B per cycle (CUDA
-    C++ Programming Guide, "Shared Memory" and "L1 cache"): its shared requests (each at least
-    `shared_request_cycles`), its global ones, and local bytes 4 sectors to a wavefront."""
+    C++ Programming Guide, "Shared Memory" and "L1 cache"): its shared requests and its global
+    ones, each at least `request_cycles` (`PeakRates.l1_request_cycles`), and local bytes 4
+    sectors to a wavefront."""
     return (
-        shared_cycles_per_warp(work, shared_request_cycles)
-        + global_wavefronts_per_warp(work)
+        shared_cycles_per_warp(work, request_cycles)
+        + global_wavefronts_per_warp(work, request_cycles)
         + WARP_SIZE * work.local_bytes / SHARED_WAVEFRONT_BYTES
     )
 
 
 def shared_cycles_per_warp(work: ThreadWork, request_cycles: float = 1.0) -> float:
     """A warp's cycles in the shared-memory banks: each request's wavefronts, and at least
-    `request_cycles` (`PeakRates.shared_request_cycles`) per request."""
+    `request_cycles` (`PeakRates.l1_request_cycles`) per request."""
     if request_cycles <= 1.0:
         return work.shared_wavefronts
     sites = [site for site in work.sites if site.space == "shared" and not site.async_copy]
@@ -189,12 +190,13 @@ def shared_cycles_per_warp(work: ThreadWork, request_cycles: float = 1.0) -> flo
     return sum(site.accesses * max(site.wavefronts_per_request, request_cycles) for site in sites)
 
 
-def global_wavefronts_per_warp(work: ThreadWork) -> float:
+def global_wavefronts_per_warp(work: ThreadWork, request_cycles: float = 1.0) -> float:
     """L1 wavefronts of a warp's global loads and stores: a request's sectors pass the data
     stage four to a cycle, and every request takes at least one cycle, a broadcast of one word
     too (the MIO queue hands the LSU pipe one instruction per cycle per SM, and the L1TEX tag
     stage takes a request per wavefront: NVIDIA developer forums, "How does the LSU execute
-    load/store instructions in the Ampere architecture", Nsight Compute team's answer, 2023)."""
+    load/store instructions in the Ampere architecture", Nsight Compute team's answer, 2023),
+    or `request_cycles` where the data array holds every request longer."""
     sites = [site for site in work.sites if site.space in _GLOBAL_SPACES]
     if not sites:
         per_thread = work.global_load_sectors + work.global_store_sectors
@@ -203,17 +205,19 @@ def global_wavefronts_per_warp(work: ThreadWork) -> float:
     # of 32 lanes), so a 16-byte load takes four cycles however few sectors it touches (the
     # same answer of the Nsight Compute team as for shared memory, `memory.bank_conflicts`),
     # and more where its lanes conflict in the data array's banks (`wavefronts_per_request`).
-    return sum(site_l1_wavefronts(site) for site in sites)
+    return sum(site_l1_wavefronts(site, request_cycles) for site in sites)
 
 
-def site_l1_wavefronts(site: SiteWork, wavefronts_per_request: float | None = None) -> float:
+def site_l1_wavefronts(
+    site: SiteWork, request_cycles: float = 1.0, wavefronts_per_request: float | None = None
+) -> float:
     """One global site's L1 wavefronts per warp (`global_wavefronts_per_warp`); with
     `wavefronts_per_request`, as if each of its requests took that many in the banks."""
     banked = site.wavefronts_per_request
     if wavefronts_per_request is not None:
         banked = wavefronts_per_request
     return max(
-        site.accesses * max(_registers_returned(site), banked),
+        site.accesses * max(_registers_returned(site), banked, request_cycles),
         WARP_SIZE * site.sectors / SECTORS_PER_WAVEFRONT,
     )
 

@@ -1,7 +1,8 @@
-"""A shared-memory request holds the banks at least `rates.shared_request_cycles`: two on the
-GA10x SM, where 2-way bank conflicts measure free (docs/validation.md names the file and the
-held-out split), one elsewhere. Real nvcc output; the wavefronts are worked out by hand from
-the lanes' addresses in tests/model_kernels/shared_requests.cu."""
+"""A warp request holds the L1/shared data array at least `rates.l1_request_cycles`: two on
+the GA10x SM, where 2-way shared bank conflicts measure free (docs/validation.md names the file
+and the held-out split), one elsewhere; shared requests and global ones through L1 alike. Real
+nvcc output; the wavefronts are worked out by hand from the lanes' addresses in
+tests/model_kernels/shared_requests.cu and l1_banks.cu."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import pytest
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profiles import list_profiles, load_profile
 from flipflop.launch import LaunchShape
-from flipflop.model.performance import l1_wavefronts_per_warp, shared_cycles_per_warp
+from flipflop.model.performance import (
+    global_wavefronts_per_warp,
+    l1_wavefronts_per_warp,
+    shared_cycles_per_warp,
+)
 from flipflop.model.predict import predict
 from flipflop.resources import Resources
 from model_ptx import KERNELS, compile_ptx, features_of
@@ -53,9 +58,20 @@ def test_each_request_takes_the_larger_of_its_wavefronts_and_the_least_cycles(
     assert work.shared_wavefronts == pytest.approx(cycles_at_one)
     assert shared_cycles_per_warp(work) == pytest.approx(cycles_at_one)
     assert shared_cycles_per_warp(work, 2.0) == pytest.approx(cycles_at_two)
-    # The L1 data path carries the same shared cycles besides the global store.
-    global_part = l1_wavefronts_per_warp(work) - cycles_at_one
-    assert l1_wavefronts_per_warp(work, 2.0) == pytest.approx(global_part + cycles_at_two)
+    # The coalesced 4-byte store: one wavefront per warp, two at two cycles a request; the L1
+    # data path carries both.
+    assert global_wavefronts_per_warp(work) == pytest.approx(1.0)
+    assert global_wavefronts_per_warp(work, 2.0) == pytest.approx(2.0)
+    assert l1_wavefronts_per_warp(work) == pytest.approx(cycles_at_one + 1.0)
+    assert l1_wavefronts_per_warp(work, 2.0) == pytest.approx(cycles_at_two + 2.0)
+
+
+def test_a_wide_global_request_already_holds_the_array_longer(tmp_path: Path) -> None:
+    banks = compile_ptx(KERNELS / "l1_banks.cu", tmp_path / "l1_banks.ptx")
+    work = features_of(banks, "float4_consecutive").work(LaunchShape((256, 1, 1), (64, 1, 1)), {})
+    # A float4 load and store return or take 4 registers each: 4 cycles apiece either way.
+    assert global_wavefronts_per_warp(work) == pytest.approx(8.0)
+    assert global_wavefronts_per_warp(work, 2.0) == pytest.approx(8.0)
 
 
 def test_without_sites_the_least_cycles_apply_to_every_shared_access() -> None:
@@ -74,11 +90,11 @@ def test_without_sites_the_least_cycles_apply_to_every_shared_access() -> None:
 def test_the_ga10x_profiles_hold_a_request_two_cycles_and_the_others_one() -> None:
     for profile in list_profiles():
         expected = 2.0 if profile.compute_capability == (8, 6) else 1.0
-        assert profile.rates.shared_request_cycles == expected, profile.id
+        assert profile.rates.l1_request_cycles == expected, profile.id
         if expected == 2.0:
-            source = profile.sources["rates.shared_request_cycles"]
+            source = profile.sources["rates.l1_request_cycles"]
             assert "convolution/RTX_3090" in source and "held out" in source
-            assert profile.kinds["rates.shared_request_cycles"] == "measured"
+            assert profile.kinds["rates.l1_request_cycles"] == "measured"
 
 
 def test_a_two_way_conflict_costs_shared_time_on_turing_but_not_on_ga10x(
