@@ -49,7 +49,10 @@ DATASETS = (
     Dataset("convolution", missing=(
         "the imperfect overlap of the load and compute phases around the barrier (the model "
         "takes the larger of the two), and L2 bandwidth: small tiles re-read their halo from "
-        "L2, which the model costs only on the L1 data path")),
+        "L2, which the model costs only on the L1 data path. On the RTX 3090 the fast tiles are "
+        "near ties of the L1/shared path and the issue slots; at two cycles a request the model "
+        "ranks them by shared loads per output, and blocks two rows high, which re-read more "
+        "rows, measure faster than one-row blocks all the same")),
     # Its T1.json names `convolution_milo.cu`; the folder holds the kernel as `convolution.cu`.
     Dataset("convolution_milo", (
         "--source", str(MEASURED / "convolution_milo" / "convolution.cu"),
