@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from flipflop.advice.drivers import energy_drivers
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profiles import list_profiles, load_profile
 from flipflop.launch import LaunchShape
@@ -115,3 +116,27 @@ def test_a_two_way_conflict_costs_shared_time_on_turing_but_not_on_ga10x(
     assert shared_cycles("four_way", "rtx3090") == pytest.approx(
         1.5 * shared_cycles("conflict_free", "rtx3090")
     )
+
+
+def test_a_two_way_conflict_is_an_energy_driver_on_turing_and_not_on_ga10x(
+    requests_ptx: Path,
+) -> None:
+    """64 two-way loads a thread: the L1/shared path sets the time on both GPUs; on the RTX
+    2080 Ti the conflicts take 64 of a warp's 161 cycles there (loads 64 × 2, stores 32, the
+    global store 1), on the RTX 3090 none (every request holds the array two cycles anyway)."""
+    work = features_of(requests_ptx, "two_way_loop").work(LaunchShape(BLOCK, (4096, 1, 1)), {})
+    resources = Resources(registers=16, static_smem_bytes=32768)
+    shares = {}
+    for gpu in ("rtx2080ti", "rtx3090"):
+        profile = load_profile(gpu)
+        prediction = predict(profile, resources, work, LaunchShape(BLOCK, (4096, 1, 1)))
+        assert prediction.launch.cost.busiest_unit == "l1", gpu
+        conflicts = [
+            driver for driver in energy_drivers(profile, resources, work, prediction)
+            if driver.kind == "bank_conflicts"
+        ]  # fmt: skip
+        shares[gpu] = sum(driver.share for driver in conflicts)
+        if conflicts:
+            assert conflicts[0].message.startswith("2-way bank conflicts in shared-memory loads")
+    assert shares["rtx2080ti"] >= 0.1
+    assert shares["rtx3090"] < 0.01  # only the extra wavefront's energy, below what is shown

@@ -31,3 +31,19 @@ __global__ void four_way(float *out)
     __syncthreads();
     out[blockIdx.x * 256 + lane] = tile[threadIdx.y * 32 + threadIdx.x];
 }
+
+// Sixty-four 2-way loads a thread (rows 16 floats apart, each step 64 floats on): enough
+// shared traffic for shared memory to set the time.
+__global__ void two_way_loop(float *out)
+{
+    __shared__ float tile[8192];
+    int lane = threadIdx.x + 8 * threadIdx.y;
+    for (int i = lane; i < 8192; i += 256)
+        tile[i] = i;
+    __syncthreads();
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int k = 0; k < 64; ++k)
+        sum += tile[threadIdx.y * 16 + threadIdx.x + 64 * k];
+    out[blockIdx.x * 256 + lane] = sum;
+}

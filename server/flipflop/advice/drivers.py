@@ -308,15 +308,22 @@ def _conflict_wavefronts(site: SiteWork, request_cycles: float) -> float:
 
 def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     """Shared loads and stores conflicting in the banks: each extra wavefront costs its energy,
-    and time while shared memory sets it, as far as the request takes longer than the least
-    any request holds the banks (`PeakRates.l1_request_cycles`)."""
+    and time while the banks set it (the shared unit, or the L1 data path it is part of), as
+    far as the request takes longer than the least any request holds them
+    (`PeakRates.l1_request_cycles`)."""
     if work.shared_wavefronts <= 0.0:
         return []
     power = prediction.breakdown.power
     energy_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
-    time_share = _per_second_share(prediction) if prediction.bound == "shared" else 0.0
     request_cycles = prediction.profile.rates.l1_request_cycles
-    cycles = shared_cycles_per_warp(work, request_cycles)
+    busiest = prediction.launch.cost.busiest_unit
+    banks_set_time = prediction.bound in ("shared", "compute") and busiest in ("shared", "l1")
+    time_share = _per_second_share(prediction) if banks_set_time else 0.0
+    cycles = (
+        l1_wavefronts_per_warp(work, request_cycles)
+        if busiest == "l1"
+        else shared_cycles_per_warp(work, request_cycles)
+    )
     conflicting = [
         site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0
     ]
