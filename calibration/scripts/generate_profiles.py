@@ -66,7 +66,7 @@ WP = {
  "hopper": "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), GH100 SM",
  "gb20x": "NVIDIA RTX Blackwell GPU Architecture whitepaper (2025), GB20x SM",
 }
-GA10X_SHARED_REQUEST = 'measured: inferred from ../shared/data/measured/convolution/RTX_3090.json.gz (GA102): with 2-way shared-memory bank conflicts (use_padding 0, block_size_x 4-16) the time is that of the padded, conflict-free configuration (median ratio 1.00-1.02 over 804 pairs; on the RTX 2080 Ti the same pairs are 1.69-1.84x slower), so a conflict-free request holds the banks two cycles on the GA10x SM; the same data array serves L1-cached global requests, which take two cycles too; held out: the RTX A6000 files and gemm on the RTX 3090 (docs/validation.md)'
+GA10X_L1_REQUEST = 'measured: inferred from ../shared/data/measured/convolution/RTX_3090.json.gz (GA102): with 2-way shared-memory bank conflicts (use_padding 0, block_size_x 4-16) the time is that of the padded, conflict-free configuration (median ratio 1.00-1.02 over 804 pairs; on the RTX 2080 Ti the same pairs are 1.69-1.84x slower), so a conflict-free request holds the banks two cycles on the GA10x SM; the same data array serves L1-cached global requests, which take two cycles too; held out: the RTX A6000 files and gemm on the RTX 3090 (docs/validation.md)'
 def rates(sm, tensor, tensor_note):
     w = WP[sm]
     fp32 = {"turing": 128, "ga100": 128, "ga10x": 256, "ada": 256, "hopper": 256, "gb20x": 256}[sm]
@@ -82,7 +82,7 @@ def rates(sm, tensor, tensor_note):
       "tensor_flops": spec(tensor, f"{w}: dense FP16/BF16 tensor FLOPs per clock with FP32 accumulate; {tensor_note}"),
       "shared_bytes": spec(128, f"{w}: 32 banks x 4 B of shared memory per clock"),
       "issue_per_cycle": spec(4, f"{w}: 4 sub-partitions, each one warp instruction per clock"),
-      **({"l1_request_cycles": measured(2, GA10X_SHARED_REQUEST)} if sm == "ga10x" else {}),
+      **({"l1_request_cycles": measured(2, GA10X_L1_REQUEST)} if sm == "ga10x" else {}),
     }
 
 DRAM = {  # pJ per bit
