@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from flipflop.fast_init import fast_init
+
 Dim3 = tuple[int, int, int]
 
 
@@ -20,6 +22,7 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+@fast_init
 @dataclass(frozen=True)
 class LaunchShape:
     """One concrete launch: block and grid shape plus dynamic shared memory."""

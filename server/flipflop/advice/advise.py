@@ -23,6 +23,7 @@ from flipflop.advice.ties import (
     values_tie,
 )
 from flipflop.analysis.work import ThreadWork
+from flipflop.fast_init import fast_init
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import Dim3, LaunchShape, ProblemSize, volume
@@ -96,6 +97,7 @@ class Advice:
         return {configuration_key(p): group for group in self.ties for p in group.members}
 
 
+@fast_init
 @dataclass(frozen=True)
 class _Evaluated:
     prepared: PreparedLaunch

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from flipflop.fast_init import fast_init
 from flipflop.launch import Dim3
 from flipflop.model.predict import Prediction
 
@@ -41,6 +42,7 @@ def predictions_tie(a: Prediction, b: Prediction) -> bool:
     )
 
 
+@fast_init
 @dataclass(frozen=True)
 class TieGroup:
     """Two or more configurations that tie with the group's fastest member (its first)."""

@@ -33,6 +33,7 @@ from flipflop.analysis.lanes import EvaluatedFunction, LaneFunction, decode, fun
 from flipflop.analysis.opclass import TYPE_BYTES, data_type, mma_shape
 from flipflop.analysis.poly import DATA, LANE_ACROSS, LANE_ROWS, Monomial, Poly, atom_taint
 from flipflop.analysis.work import AccessPattern, MemorySpace
+from flipflop.fast_init import fast_init
 from flipflop.ir import Address, Immediate, Instruction
 
 SECTOR_BYTES = 32
@@ -132,6 +133,7 @@ def _constant_strides(coefficients: tuple[ex.Expr, ...] | None) -> tuple[int, ..
     return tuple(round(c.evaluate({})) for c in coefficients)
 
 
+@fast_init
 @dataclass(frozen=True)
 class SiteShape:
     """A site evaluated for one block shape: per access of one thread."""

@@ -21,9 +21,11 @@ from flipflop.analysis.memory import (
     block_footprint_sectors,
     thread_address_range,
 )
+from flipflop.fast_init import fast_init
 from flipflop.launch import LaunchShape
 
 
+@fast_init
 @dataclass(frozen=True)
 class Reuse:
     """What of a site's requested sectors one block's caches serve (shares, 1 = none)."""

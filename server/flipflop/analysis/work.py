@@ -11,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from flipflop.fast_init import fast_init
+
 AccessPattern = Literal["coalesced", "strided", "uniform", "indirect", "unknown"]
 MemorySpace = Literal["global", "shared", "local", "const", "param", "tex", "generic"]
 
 
+@fast_init
 @dataclass(frozen=True)
 class SiteWork:
     """One memory-access site's share of the work, for explaining where bytes come from."""
@@ -52,6 +55,7 @@ class SiteWork:
     async_copy: bool = False
 
 
+@fast_init
 @dataclass(frozen=True)
 class PipeWork:
     """Per-thread machine-code (SASS) counts: issue slots and lane-instructions per pipe.
@@ -68,6 +72,7 @@ class PipeWork:
     conversion: float
 
 
+@fast_init
 @dataclass(frozen=True)
 class ThreadWork:
     """Per-thread dynamic counts for one launch (averages over every launched thread)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from flipflop.fast_init import fast_init
 from flipflop.gpu.profile import GpuProfile, OccupancyLimits
 
 WARP_SIZE = 32  # every architecture since Tesla (CUDA C++ Programming Guide, "Warp")
@@ -36,6 +37,7 @@ class OccupancyInputError(ValueError):
     """The launch or resource numbers cannot describe a kernel on this GPU."""
 
 
+@fast_init
 @dataclass(frozen=True)
 class Occupancy:
     active_blocks_per_sm: int

@@ -5,9 +5,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 
+from flipflop.fast_init import fast_init
 from flipflop.gpu.profile import GpuProfile
 
 
+@fast_init
 @dataclass(frozen=True)
 class VoltageCurve:
     """V(f) relative to the boost clock's voltage, linear between DVFS points, flat outside."""

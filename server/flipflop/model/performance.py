@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flipflop.analysis.work import SiteWork, ThreadWork
+from flipflop.fast_init import fast_init
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape, ceil_div
 from flipflop.model.constants import (
@@ -27,6 +28,7 @@ _LOAD_SPACES = frozenset({"global", "local", "generic", "tex"})
 _GLOBAL_SPACES = frozenset({"global", "generic", "tex"})
 
 
+@fast_init
 @dataclass(frozen=True)
 class WaveCost:
     """One kind of wave: `count` identical waves, costed on their busiest SM."""
@@ -42,6 +44,7 @@ class WaveCost:
         return max(self.unit_cycles / clock_hz, self.dram_s, path_cycles / clock_hz + path_s)
 
 
+@fast_init
 @dataclass(frozen=True)
 class LaunchCost:
     """All waves of a launch, the working warp's dependent chain and the launch overhead."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flipflop.analysis.work import ThreadWork
+from flipflop.fast_init import fast_init
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.model.constants import SECTOR_BYTES, SHARED_WAVEFRONT_BYTES, WARP_SIZE
@@ -17,6 +18,7 @@ from flipflop.model.constants import SECTOR_BYTES, SHARED_WAVEFRONT_BYTES, WARP_
 _PICO = 1e-12
 
 
+@fast_init
 @dataclass(frozen=True)
 class DynamicEnergy:
     """Per-launch dynamic energy at the boost clock's voltage, in joules."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from flipflop.analysis.work import ThreadWork
+from flipflop.fast_init import fast_init
 from flipflop.gpu.occupancy import occupancy
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import Dim3, LaunchShape
@@ -72,6 +73,7 @@ class Breakdown:
     power_capped: bool  # the cap is below the power at the lowest clock
 
 
+@fast_init
 @dataclass(frozen=True)
 class PreparedLaunch:
     """Everything about a launch that does not depend on the power limit."""
@@ -89,6 +91,7 @@ class PreparedLaunch:
     profile: GpuProfile = field(compare=False, repr=False)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Prediction:
     block: Dim3
