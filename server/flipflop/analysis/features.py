@@ -38,7 +38,9 @@ from flipflop.analysis.summary import (
     summarize,
 )
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT
+from flipflop.analysis.vectorize import shared_offsets
 from flipflop.analysis.work import PipeWork, SiteWork, ThreadWork
+from flipflop.fast_init import fast_init
 from flipflop.ir import Function, Instruction, Module, SourceLoc
 from flipflop.launch import LaunchShape
 
@@ -66,6 +68,7 @@ class _Group:
         return sum(self.counts[i] for i in oc.WORK_INDICES) or self.counts[0] * 1e-6
 
 
+@fast_init
 @dataclass(frozen=True)
 class LaunchFactors:
     """The factors of a kernel evaluated for one launch."""
@@ -402,7 +405,8 @@ def _fold(module: Module, kernel: Function, kernel_params: frozenset[str],
             params = kernel_params if function.is_kernel else frozenset()
             scan = scan_function(function)
             line_of = _line_lookup(function, source_file)
-            known = summarize(function, params, line_of, function_names, scan, arch)
+            known = summarize(function, params, line_of, function_names, scan, arch,
+                              shared_offsets((*module.globals, *function.locals)))
             summaries[function.name] = known
         return known
 

@@ -8,7 +8,7 @@ factors share a group, so evaluating a launch is one product per group, not per 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import chain
 from operator import itemgetter
@@ -35,6 +35,15 @@ from flipflop.analysis.memory import (
 from flipflop.analysis.poly import DATA, LANE
 from flipflop.analysis.scan import FunctionScan, scan_function
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
+from flipflop.analysis.vectorize import (
+    CHUNK_BYTES,
+    NOTHING_MERGED,
+    MergedAccess,
+    SharedAccess,
+    VectorizedBlock,
+    power_of_two_dividing,
+    vectorize_block,
+)
 from flipflop.analysis.work import MemorySpace
 from flipflop.ir import Function, Instruction, SpecialRegister, Symbol, split_opcode
 
@@ -93,9 +102,12 @@ class FunctionSummary:
 
 def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf,
               function_names: frozenset[str], scan: FunctionScan | None = None,
-              arch: str = "") -> FunctionSummary:  # fmt: skip
+              arch: str = "", shared_offset: Mapping[str, int | None] | None = None,
+              ) -> FunctionSummary:  # fmt: skip
     """`scan` is the function's `scan_function` when the caller already has it; `arch` the
-    SASS cost table's architecture for the module (`sass.table_arch`)."""
+    SASS cost table's architecture for the module (`sass.table_arch`); `shared_offset` the
+    module's `vectorize.shared_offsets` (None: ptxas's merging of shared accesses is not
+    modelled)."""
     if scan is None:
         scan = scan_function(function)
     flow = build_control_flow(function)
@@ -138,7 +150,8 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
         ]
     keys = _block_keys(flow, loop_factor, region_guards)
     summary = _collect(function, flow, values, factors, keys, divergent_blocks, in_data,
-                       line_of, function_names, scan.notable, arch)  # fmt: skip
+                       line_of, function_names, scan.notable, arch,
+                       shared_offset)  # fmt: skip
     control = control_slice(function, flow, scan, kernel_params, loop_targets, guard_targets)
     return replace(summary, control=control, uninterpreted_branch_lines=tuple(left_out))
 
@@ -327,6 +340,7 @@ def _collect(
     function_names: frozenset[str],
     notable: tuple[tuple[int, ...], ...],
     arch: str,
+    shared_offset: Mapping[str, int | None] | None,
 ) -> FunctionSummary:
     grouped_instructions: dict[Key, list[tuple[Instruction, ...]]] = {}  # counted once per key
     extra: dict[Key, list[float]] = {}  # counts that depend on operands, not the opcode
@@ -358,8 +372,17 @@ def _collect(
         vector = extra[key]
         grouped.append(instructions)
         vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, cost)
+        merged = NOTHING_MERGED
+        if shared_offset is not None:
+            merged = _vectorized(instructions, notable[block], block, values, shared_offset,
+                                 static)  # fmt: skip
         for index in notable[block]:
             instruction = instructions[index]
+            if index in merged.absorbed:
+                # Issued as part of an earlier instruction's wider access: no request, no slot.
+                spelling = instruction.full_opcode
+                vector[oc.ISSUE_SLOTS] -= oc.classify(*split_opcode(spelling), arch)[oc.ISSUE_SLOTS]
+                continue
             opcode = instruction.opcode
             if opcode == "mov":
                 source = instruction.operands[1] if len(instruction.operands) > 1 else None
@@ -372,6 +395,9 @@ def _collect(
                     calls.append(CallSite(callee, key, (line,) if line is not None else ()))
             else:
                 fields = _site(instruction, block, index, values, key, line_of, vector, static)
+                wider = merged.leaders.get(index)
+                if fields is not None and wider is not None:
+                    fields = _widened(fields, wider)
                 if fields is not None:
                     # Lane coefficient tuples are shared per distinct pattern (see
                     # `FunctionValues.describe`): their identity stands for their value.
@@ -518,6 +544,63 @@ def _site(
     kind, coefficients, offset, base = values.describe(address, block, index)
     return (space, is_store, operation, width, kind, coefficients, offset, lines, key,
             opcode == "cp", base)  # fmt: skip
+
+
+_FENCES = frozenset(("bar", "barrier", "membar", "fence", "call"))
+
+
+def _vectorized(instructions: Sequence[Instruction], notable: Iterable[int], block: int,
+                values: FunctionValues, shared_offset: Mapping[str, int | None],
+                static: dict[str, _StaticAccess | None]) -> VectorizedBlock:  # fmt: skip
+    """The block's shared loads and stores as ptxas merges them (`flipflop.analysis
+    .vectorize`)."""
+    accesses: list[SharedAccess] = []
+    for index in notable:
+        instruction = instructions[index]
+        if instruction.opcode not in ("ld", "st") or "volatile" in instruction.modifiers:
+            continue
+        spelling = instruction.full_opcode
+        access = static.get(spelling, _NOT_SEEN)
+        if access is _NOT_SEEN:
+            access = static[spelling] = _static_access(instruction)
+        address = address_operand(instruction)
+        if access is None or access.space != "shared" or address is None:
+            continue
+        _, _, offset, base = values.describe(address, block, index)
+        poly = values.address(address, block, index)
+        alignment, residue = _alignment(poly.terms, shared_offset)
+        accesses.append(SharedAccess(index, access.is_store, base, offset, access.width,
+                                     alignment, residue))  # fmt: skip
+    if len(accesses) < 2:
+        return NOTHING_MERGED
+    fences = [i for i, instruction in enumerate(instructions) if instruction.opcode in _FENCES]
+    return vectorize_block(accesses, fences)
+
+
+def _alignment(terms: Mapping[tuple[str, ...], float],
+               shared_offset: Mapping[str, int | None]) -> tuple[int, int]:  # fmt: skip
+    """(the power of two, at most 16, an address's non-constant part is known modulo, what it
+    is modulo that): shared variables' addresses are their layout offsets."""
+    alignment, residue = CHUNK_BYTES, 0
+    for monomial, coefficient in terms.items():
+        if not monomial:
+            continue
+        if len(monomial) == 1 and monomial[0].startswith("sym:"):
+            name = monomial[0][4:]
+            if name in shared_offset and float(coefficient).is_integer():
+                offset = shared_offset[name]  # None: dynamic, 16-byte aligned
+                residue += int(coefficient) * (offset or 0)
+                continue
+        alignment = min(alignment, power_of_two_dividing(coefficient))
+    return alignment, residue % alignment
+
+
+def _widened(fields: _SiteFields, wider: MergedAccess) -> _SiteFields:
+    space, is_store, operation, _, kind, lane, _, lines, key, async_copy, base = fields
+    merged = (f"{'st' if is_store else 'ld'}.shared.b{8 * wider.width} "
+              f"({wider.instructions}× {operation} merged by ptxas)")
+    return (space, is_store, merged, wider.width, kind, lane, wider.offset, lines, key,
+            async_copy, base)  # fmt: skip
 
 
 def _lines(instruction: Instruction, line_of: LineOf) -> tuple[int, ...]:
