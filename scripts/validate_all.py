@@ -78,13 +78,15 @@ DATASETS = (
         "--param", "kSizeM=4096", "--param", "kSizeN=4096", "--param", "kSizeK=4096",
     ), missing=(
         "the fast configurations are compute-bound, and among them the model sees only the "
-        "throughput of the pipes and of the L1/shared data path: on the RTX 2080 Ti, 17 of "
+        "throughput of the pipes and of the L1/shared data path: on the RTX 2080 Ti, 21 of "
         "the 100 are predicted within 10% of the fastest (the FP32 or the L1 bound) and "
-        "measure 11.6-20.8 ms. What separates them (register-bank conflicts and operand "
-        "reuse among 64-128 accumulators, how ptxas schedules the shared loads between the "
-        "FFMAs, two units near saturation together) is not in the PTX. Load and compute "
-        "phases around the barriers overlapping only across co-resident blocks would raise ρ "
-        "and move the pick to slower configurations")),
+        "measure 11.6-23.1 ms. The shared loads are counted as ptxas issues them (runs of "
+        "scalar loads as LDS.128, the same twelve a k-step pair for every vector width of a "
+        "tile), so what still separates them (register-bank conflicts and operand reuse among "
+        "64-128 accumulators, how ptxas schedules the loads between the FFMAs, two units near "
+        "saturation together) is in the machine code's schedule, which the model does not "
+        "read. Load and compute phases around the barriers overlapping only across "
+        "co-resident blocks would raise ρ and move the pick to slower configurations")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (
