@@ -6,53 +6,29 @@ GA10x; and CLBlast's GEMM, whose unrolled k-steps read their operands as runs of
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import extract_features
 from flipflop.analysis.features import KernelFeatures
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
+from machine_code import ToolsMissing, compile_ptx, disassemble, ptxas_and_nvdisasm
 from model_ptx import GEMM, KERNELS, XGEMM
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "calibration" / "scripts" / "sass_costs.py"
 SOURCE = KERNELS / "shared_vectorize.cu"
 Access = tuple[str, int]  # ("ld" | "st", bytes per lane)
 
 
-def _sass_costs_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sass_costs_for_vectorize", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def tools() -> tuple[Path, Path]:
-    script = _sass_costs_script()
     try:
-        found = script.find_tools()
-    except script.MeasureError as error:
-        pytest.fail(f"ptxas/nvdisasm missing; run scripts/setup.sh (dev extra): {error}")
-    return Path(found.ptxas), Path(found.nvdisasm)
-
-
-def _compiled(source: Path, folder: Path, arch: str, *flags: str) -> Path:
-    ptx = folder / f"{source.stem}_{arch}.ptx"
-    subprocess.run([nvcc_for_tests(), "-ptx", f"-arch={arch}", *flags, str(source), "-o",
-                    str(ptx)], check=True, capture_output=True)  # fmt: skip
-    return ptx
+        return ptxas_and_nvdisasm()
+    except ToolsMissing as error:
+        pytest.fail(str(error))
 
 
 _SASS_ACCESS = re.compile(r"\b(LDS|STS)((?:\.[A-Z0-9]+)*)")
@@ -61,12 +37,7 @@ _SASS_WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}  # else
 
 def _machine_accesses(ptx: Path, arch: str, tools: tuple[Path, Path]) -> dict[str, Counter[Access]]:
     """Per kernel (mangled name), its LDS/STS instructions by direction and width."""
-    ptxas, nvdisasm = tools
-    cubin = ptx.with_suffix(".cubin")
-    subprocess.run([str(ptxas), f"-arch={arch}", str(ptx), "-o", str(cubin)], check=True,
-                   capture_output=True)  # fmt: skip
-    listing = subprocess.run([str(nvdisasm), str(cubin)], check=True, capture_output=True,
-                             text=True).stdout  # fmt: skip
+    listing = disassemble(ptx, arch, tools)
     found: dict[str, Counter[Access]] = {}
     current: Counter[Access] | None = None
     for line in listing.splitlines():
@@ -95,7 +66,7 @@ def _model_accesses(features: KernelFeatures) -> Counter[Access]:
 def test_every_kernel_has_the_shared_accesses_ptxas_emits(
     arch: str, tools: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    ptx = _compiled(SOURCE, tmp_path, arch)
+    ptx = compile_ptx(SOURCE, tmp_path, arch)
     machine = _machine_accesses(ptx, arch, tools)
     module = parse_ptx(ptx.read_text(), str(ptx))
     assert len(module.kernels) == 12
@@ -106,7 +77,7 @@ def test_every_kernel_has_the_shared_accesses_ptxas_emits(
 
 @pytest.fixture(scope="module")
 def sm86_kernels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, KernelFeatures]:
-    ptx = _compiled(SOURCE, tmp_path_factory.mktemp("vectorize"), "sm_86")
+    ptx = compile_ptx(SOURCE, tmp_path_factory.mktemp("vectorize"), "sm_86")
     module = parse_ptx(ptx.read_text(), str(ptx))
     return {k.name: extract_features(module, k.name) for k in module.kernels}
 
@@ -166,7 +137,7 @@ def test_gemm_operand_loads_are_the_machine_codes_lds128(
              "-DMDIMA=32", f"-DNDIMB={32 if vwn == 2 else 16}", "-DKWI=2", f"-DVWM={vwm}",
              f"-DVWN={vwn}", "-DSA=1", "-DSB=1", "-DSTRM=0", "-DSTRN=0", "-DPRECISION=32",
              "-DGEMMK=0"]  # fmt: skip
-    ptx = _compiled(XGEMM, tmp_path, "sm_86", *flags)
+    ptx = compile_ptx(XGEMM, tmp_path, "sm_86", *flags)
     (machine,) = _machine_accesses(ptx, "sm_86", tools).values()
     module = parse_ptx(ptx.read_text(), str(ptx))
     (kernel,) = module.kernels

@@ -22,6 +22,7 @@ from flipflop.analysis.conditions import negate
 from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
 from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
+from flipflop.analysis.ifconvert import if_converted
 from flipflop.analysis.memory import (
     MAX_COPY_OFFSETS,
     SECTOR_BYTES,
@@ -362,6 +363,15 @@ def _collect(
             known = costs[spelling] = issue_cost(spelling, slots)
         return known
 
+    def slots_of(instruction: Instruction) -> float:
+        return oc.classify(*split_opcode(instruction.full_opcode), arch)[oc.ISSUE_SLOTS]
+
+    predicated = if_converted(function, flow, slots_of)
+    predicated_blocks = predicated.inside()
+    # Blocks scheduled with their leader count there when they also weigh as much (one key).
+    schedules = {lead: tuple(b for b in rest if keys.get(b) == keys.get(lead))
+                 for lead, rest in predicated.schedules.items()}  # fmt: skip
+    scheduled_elsewhere = {b for rest in schedules.values() for b in rest}
     for block in flow.reachable_order:
         key = keys[block]
         instructions = blocks[block].instructions
@@ -371,7 +381,20 @@ def _collect(
             extra[key] = [0.0] * oc.VECTOR_LENGTH
         vector = extra[key]
         grouped.append(instructions)
-        vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, cost)
+        region = predicated.regions.get(block)
+        dropped = _dropped_branch(instructions, block in predicated_blocks or region is not None)
+        if dropped is not None:
+            # ptxas predicates the skipped instructions: the branch issues nothing.
+            for position, amount in enumerate(oc.classify(*split_opcode(dropped.full_opcode),
+                                                          arch)):  # fmt: skip
+                vector[position] -= amount
+        together = schedules.get(block)
+        if together is not None:  # one schedule with the blocks predicated into it
+            vector[oc.CHAIN_CYCLES] += schedule_cycles(
+                _without_branches(instructions, *(blocks[b].instructions for b in together)),
+                cost)  # fmt: skip
+        elif block not in scheduled_elsewhere:
+            vector[oc.CHAIN_CYCLES] += schedule_cycles(instructions, cost)
         merged = NOTHING_MERGED
         if shared_offset is not None:
             merged = _vectorized(instructions, notable[block], block, values, shared_offset,
@@ -414,7 +437,7 @@ def _collect(
                         known[1] += 1.0
                         if len(known[2]) <= MAX_COPY_OFFSETS:
                             known[2].add(offset)
-        if block in divergent_blocks:
+        if block in divergent_blocks and dropped is None:
             vector[oc.DIVERGENT_BRANCHES] += 1.0
             branch_line = line_of(instructions[-1])
             if branch_line is not None:
@@ -544,6 +567,17 @@ def _site(
     kind, coefficients, offset, base = values.describe(address, block, index)
     return (space, is_store, operation, width, kind, coefficients, offset, lines, key,
             opcode == "cp", base)  # fmt: skip
+
+
+def _dropped_branch(instructions: Sequence[Instruction], predicated: bool) -> Instruction | None:
+    """The block's final branch when ptxas predicates it away (`flipflop.analysis.ifconvert`)."""
+    if predicated and instructions and instructions[-1].opcode == "bra":
+        return instructions[-1]
+    return None
+
+
+def _without_branches(*parts: Sequence[Instruction]) -> list[Instruction]:
+    return [instruction for part in parts for instruction in part if instruction.opcode != "bra"]
 
 
 _FENCES = frozenset(("bar", "barrier", "membar", "fence", "call"))
