@@ -14,7 +14,7 @@ import pytest
 from flipflop.analysis import extract_features
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
-from machine_code import ToolsMissing, compile_ptx, disassemble, ptxas_and_nvdisasm
+from machine_code import compile_ptx, disassemble
 from model_ptx import KERNELS, ROOT
 
 SOURCE = KERNELS / "if_conversion.cu"
@@ -30,14 +30,6 @@ def _conditional_branches(listing: str, kernel: str) -> int:
     return len(re.findall(r"@!?P\d BRA", body))
 
 
-@pytest.fixture(scope="module")
-def tools() -> tuple[Path, Path]:
-    try:
-        return ptxas_and_nvdisasm()
-    except ToolsMissing as error:
-        pytest.fail(str(error))
-
-
 def _short_name(mangled: str) -> str:
     found = re.match(r"_Z\d+([A-Za-z0-9_]+?)P", mangled)
     assert found, mangled
@@ -46,10 +38,10 @@ def _short_name(mangled: str) -> str:
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_86"])
 def test_the_model_keeps_the_branches_the_machine_code_keeps(
-    arch: str, tools: tuple[Path, Path], tmp_path: Path
+    arch: str, ptxas_nvdisasm: tuple[Path, Path], tmp_path: Path
 ) -> None:
     ptx = compile_ptx(SOURCE, tmp_path, arch)
-    listing = disassemble(ptx, arch, tools)
+    listing = disassemble(ptx, arch, ptxas_nvdisasm)
     module = parse_ptx(ptx.read_text(), str(ptx))
     agree, differ = [], []
     for kernel in module.kernels:

@@ -16,26 +16,19 @@ from flipflop.analysis import extract_features
 from flipflop.analysis.features import KernelFeatures
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
-from machine_code import ToolsMissing, compile_ptx, disassemble, ptxas_and_nvdisasm
+from machine_code import compile_ptx, disassemble
 from model_ptx import GEMM, KERNELS, XGEMM
 
 SOURCE = KERNELS / "shared_vectorize.cu"
 Access = tuple[str, int]  # ("ld" | "st", bytes per lane)
 
 
-@pytest.fixture(scope="module")
-def tools() -> tuple[Path, Path]:
-    try:
-        return ptxas_and_nvdisasm()
-    except ToolsMissing as error:
-        pytest.fail(str(error))
-
-
 _SASS_ACCESS = re.compile(r"\b(LDS|STS)((?:\.[A-Z0-9]+)*)")
 _SASS_WIDTH = {"64": 8, "128": 16, "U8": 1, "S8": 1, "U16": 2, "S16": 2}  # else 4 bytes
 
 
-def _machine_accesses(ptx: Path, arch: str, tools: tuple[Path, Path]) -> dict[str, Counter[Access]]:
+def _machine_accesses(ptx: Path, arch: str,
+                      tools: tuple[Path, Path]) -> dict[str, Counter[Access]]:
     """Per kernel (mangled name), its LDS/STS instructions by direction and width."""
     listing = disassemble(ptx, arch, tools)
     found: dict[str, Counter[Access]] = {}
@@ -64,10 +57,10 @@ def _model_accesses(features: KernelFeatures) -> Counter[Access]:
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_86"])
 def test_every_kernel_has_the_shared_accesses_ptxas_emits(
-    arch: str, tools: tuple[Path, Path], tmp_path: Path
+    arch: str, ptxas_nvdisasm: tuple[Path, Path], tmp_path: Path
 ) -> None:
     ptx = compile_ptx(SOURCE, tmp_path, arch)
-    machine = _machine_accesses(ptx, arch, tools)
+    machine = _machine_accesses(ptx, arch, ptxas_nvdisasm)
     module = parse_ptx(ptx.read_text(), str(ptx))
     assert len(module.kernels) == 12
     for kernel in module.kernels:
@@ -129,7 +122,7 @@ def test_merged_accesses_cost_one_request_and_one_issue_slot(
 
 @pytest.mark.parametrize(("vwm", "vwn"), [(1, 2), (2, 8)])
 def test_gemm_operand_loads_are_the_machine_codes_lds128(
-    vwm: int, vwn: int, tools: tuple[Path, Path], tmp_path: Path
+    vwm: int, vwn: int, ptxas_nvdisasm: tuple[Path, Path], tmp_path: Path
 ) -> None:
     """Xgemm 64×128 tiles on 8×8 threads: 32 or 40 ld.shared in the PTX of a k-step pair,
     twelve LDS.128 in the machine code either way."""
@@ -138,7 +131,7 @@ def test_gemm_operand_loads_are_the_machine_codes_lds128(
              f"-DVWN={vwn}", "-DSA=1", "-DSB=1", "-DSTRM=0", "-DSTRN=0", "-DPRECISION=32",
              "-DGEMMK=0"]  # fmt: skip
     ptx = compile_ptx(XGEMM, tmp_path, "sm_86", *flags)
-    (machine,) = _machine_accesses(ptx, "sm_86", tools).values()
+    (machine,) = _machine_accesses(ptx, "sm_86", ptxas_nvdisasm).values()
     module = parse_ptx(ptx.read_text(), str(ptx))
     (kernel,) = module.kernels
     model = _model_accesses(extract_features(module, kernel.name))
