@@ -49,9 +49,6 @@ class IfConversion:
     def inside(self) -> frozenset[int]:
         return frozenset(block for blocks in self.regions.values() for block in blocks)
 
-    def scheduled_with_another(self) -> frozenset[int]:
-        return frozenset(block for blocks in self.schedules.values() for block in blocks)
-
 
 NO_IF_CONVERSION = IfConversion({})
 

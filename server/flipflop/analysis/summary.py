@@ -403,8 +403,7 @@ def _collect(
             instruction = instructions[index]
             if index in merged.absorbed:
                 # Issued as part of an earlier instruction's wider access: no request, no slot.
-                spelling = instruction.full_opcode
-                vector[oc.ISSUE_SLOTS] -= oc.classify(*split_opcode(spelling), arch)[oc.ISSUE_SLOTS]
+                vector[oc.ISSUE_SLOTS] -= slots_of(instruction)
                 continue
             opcode = instruction.opcode
             if opcode == "mov":

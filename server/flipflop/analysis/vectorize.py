@@ -1,12 +1,12 @@
 """ptxas's merging of neighbouring shared-memory accesses into 64- and 128-bit ones.
 
 Unrolled tiles load a thread's operands as runs of `ld.shared.f32` at consecutive constant
-offsets from one base register (CLBlast's GEMM: 32 scalar loads a k-step); ptxas issues them as a
-few LDS.128. What the model charges a warp request (its wavefronts, at least
+offsets from one base register (CLBlast's GEMM: 32 or 40 `ld.shared` a k-step pair); ptxas issues
+them as twelve LDS.128. What the model charges a warp request (its wavefronts, at least
 `rates.l1_request_cycles`, and an issue slot) is then charged per machine instruction, not per
 PTX one. The rules below are what ptxas 13.0 does on sm_75 and sm_86, read with nvdisasm from
-`tests/model_kernels/shared_vectorize.cu` (the kernel per rule; `tests/test_shared_vectorize.py`
-holds the machine code it produced):
+`tests/model_kernels/shared_vectorize.cu` (a kernel per rule; `tests/test_shared_vectorize.py`
+compares the model with the machine code ptxas makes of each):
 
 - only 4-byte words merge (f32/b32/u32/s32 and their vectors); bytes and halves do not;
 - accesses close together in the run (`MAX_APART`) inside one aligned 16-byte chunk, whose
