@@ -52,7 +52,12 @@ DATASETS = (
         "L2, which the model costs only on the L1 data path. On the RTX 3090 the fast tiles are "
         "near ties of the L1/shared path and the issue slots; at two cycles a request the model "
         "ranks them by shared loads per output, and blocks two rows high, which re-read more "
-        "rows, measure faster than one-row blocks all the same")),
+        "rows, measure faster than one-row blocks all the same. On the RTX 3090 blocks one row "
+        "high measure "
+        "24% slower than predicted against the file (bias section); their machine code does "
+        "what two-row blocks do per output (nvdisasm, tile 1×7: 64×1 issues 2120 instructions "
+        "a thread with 315 LDS, 48×2 2208 with 405), so the cost is not in the instruction "
+        "counts, and the predicted fastest is such a block")),
     # Its T1.json names `convolution_milo.cu`; the folder holds the kernel as `convolution.cu`.
     Dataset("convolution_milo", (
         "--source", str(MEASURED / "convolution_milo" / "convolution.cu"),
@@ -68,7 +73,12 @@ DATASETS = (
             "times include PCIe zero-copy transfers the model does not see",
             missing=("the host's zero-copy transfers over PCIe bound the fastest "
                      "configurations: the measured times include them (pnpoly_host.cu is not "
-                     "published), the model does not see them")),
+                     "published), the model does not see them. The model ranks use_method 2 "
+                     "first because its machine code is shorter (nvdisasm, tile 20: 144 "
+                     "instructions an edge loop iteration against 164, a predicated IADD3 "
+                     "where use_method 0 has ISETP and SEL), while use_method 0 measures "
+                     "fastest; on the RTX 3090 tile_size 1-2 measure 16-35% slower than predicted against "
+                     "the file")),
     # tune_gemm.py: CLBlast's OpenCL kernel through cl_to_cuda.h; block = (MDIMC, NDIMC),
     # grid_div_x = MWG, grid_div_y = NWG, problem (4096, 4096); sizes 4096 as kernel arguments.
     Dataset("gemm", (
@@ -86,7 +96,13 @@ DATASETS = (
         "64-128 accumulators, how ptxas schedules the loads between the FFMAs, two units near "
         "saturation together) is in the machine code's schedule, which the model does not "
         "read. Load and compute phases around the barriers overlapping only across "
-        "co-resident blocks would raise ρ and move the pick to slower configurations")),
+        "co-resident blocks would raise ρ and move the pick to slower configurations. The "
+        "error depends on the vector widths on both GPUs: VWM or VWN 8 measure 20-29% faster "
+        "than predicted against the file, width 1 7-12% slower (bias section). What the "
+        "model charges a wide width is the L1 of its scalar loads (a float8 is eight LDG.32 "
+        "with lanes 32 bytes apart, eight wavefronts each); dropping or capping that charge "
+        "lowers ρ (0.92 -> 0.83-0.87 on the RTX 2080 Ti, 0.89 -> 0.81-0.84 on the RTX 3090), "
+        "so the cost that favours them is elsewhere")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (
@@ -96,7 +112,10 @@ DATASETS = (
     ), "grid divisors from the tune script, not from T1.json", missing=(
         "neighbouring DMs read the input at nearly equal shifts, shared through L1/L2; the "
         "fast blocks are narrower than a warp (block_size_x 1-8 of 1-32), so a warp spans "
-        "several DMs, whose rows are costed as sharing no sector")),
+        "several DMs, whose rows are costed as sharing no sector. The same reuse inside a "
+        "thread: tile_size_y 6-8 (DMs a thread computes) measure 41-67% faster than predicted "
+        "against the file, 2-5 45-153% slower (bias section); the shifts that would say how "
+        "close the DMs' reads are live in the input data (shifts[channel]), not in the code")),
 )
 
 
@@ -266,6 +285,29 @@ def below_goal(results: list[tuple[Dataset, dict[str, object]]],
     return lines or ["- none"]
 
 
+# Parameters whose value moves the model's error by less than this are left out of the section.
+BIAS_SHOWN = 0.15
+
+
+def bias_lines(results: list[tuple[Dataset, dict[str, object]]]) -> list[str]:
+    """Per file, the two tunables whose values the model's time error depends on most."""
+    lines = []
+    for dataset, result in results:
+        biases = result.get("bias_by_parameter")
+        assert isinstance(biases, list)
+        shown = [b for b in biases[:2] if b["spread"] >= BIAS_SHOWN]
+        if not shown:
+            continue
+        file = Path(str(result["file"])).name.split(".")[0]
+        parts = []
+        for bias in shown:
+            values = ", ".join(f"{v['value']} {100.0 * v['bias']:+.0f}% ({v['configs']})"
+                               for v in bias["values"])
+            parts.append(f"{bias['parameter']}: {values}")
+        lines.append(f"- {dataset.folder} on {file}: " + "; ".join(parts))
+    return lines or ["- none"]
+
+
 # What the model takes from these files: one constant, from one file, with the split that keeps
 # the others blind to it. Its held-out figures are the rows of the files it names.
 DERIVED_FROM_THESE_FILES = (
@@ -331,6 +373,13 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Where a file misses a goal (ρ < 0.8 or regret > 10%), what the model lacks for it:",
         *below_goal(results, flagged),
+        "",
+        "Where the error depends on a tunable (`flipflop validate`'s time bias by parameter: "
+        "per value, the geometric mean of measured over predicted time against the file's, "
+        "minus one, with the number of configurations; a negative bias measures faster than "
+        f"the model says; tunables whose values move it by {BIAS_SHOWN:.0%} or more, at most "
+        "two per file):",
+        *bias_lines(results),
         "",
         "Columns: ρ is Spearman's rank correlation between predicted and measured time; regret "
         "is the measured time of the configuration predicted fastest over the measured best, "

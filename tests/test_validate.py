@@ -142,6 +142,14 @@ def test_validate_command_prints_the_documented_json(capsys: pytest.CaptureFixtu
     }
     assert set(report["baselines"]) == {"occupancy_heuristic", "most_threads"}
     assert report["measured_best"] == "256"
+    # Every scored shape, with its block as the parameters the bias is grouped by.
+    shapes = {c["label"]: c for c in report["configurations"]}
+    assert set(shapes) == {"64", "128", "256", "1024"}
+    assert shapes["256"]["parameters"] == {"block.x": 256, "block.y": 1, "block.z": 1}
+    assert shapes["256"]["bound"] in {"memory", "compute", "shared", "latency", "launch"}
+    assert [c["recommended"] for c in report["configurations"]].count(True) >= 1
+    # Four shapes, one of each block.x: no value has the configurations a bias needs.
+    assert report["bias_by_parameter"] == []
 
 
 def test_validate_command_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,6 +176,13 @@ def test_a_kernel_tuner_cache_validates_end_to_end(tmp_path: Path,
     assert -1.0 <= report["metrics"]["spearman_time"] <= 1.0
     assert report["metrics"]["regret_time"] >= 0.0
     assert report["baselines"]["occupancy_heuristic"]["regret_energy"] is None
+    # Each configuration carries the cache's tunables; the bias is grouped by them.
+    tunables = {"block_size_x", "tile_size", "between_method", "use_method",
+                "use_precomputed_slopes"}
+    assert len(report["configurations"]) == report["configs"]
+    assert all(set(c["parameters"]) <= tunables and c["predicted_time_s"] > 0
+               for c in report["configurations"])
+    assert {b["parameter"] for b in report["bias_by_parameter"]} <= tunables
 
 
 def test_a_cache_without_its_source_is_a_clear_error(tmp_path: Path,

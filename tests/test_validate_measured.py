@@ -73,6 +73,14 @@ def test_a_measured_space_ranks_at_least_as_well_as_before(
     assert 0.0 <= metrics["search_space_reduction"] < 1.0
     for baseline in ("occupancy_heuristic", "most_threads"):
         assert baselines[baseline]["regret_time"] >= 0.0
+    # Every scored configuration with its tunables, and docs/validation.md's bias lines.
+    configurations = result["configurations"]
+    assert len(configurations) == result["configs"]
+    names = set(configurations[0]["parameters"])
+    assert all(set(c["parameters"]) == names for c in configurations)
+    assert {b["parameter"] for b in result["bias_by_parameter"]} <= names
+    (line,) = VALIDATE_ALL.bias_lines([(DATASETS[folder], result)])
+    assert line == "- none" or line.startswith(f"- {folder} on {name.split('.')[0]}: ")
 
 
 def test_a_file_faster_than_its_gpu_can_run_the_kernel_is_flagged() -> None:

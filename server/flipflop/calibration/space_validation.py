@@ -102,6 +102,8 @@ def _scored(entry: MeasuredConfig, prediction: Prediction, recommended: bool) ->
         resident_threads=prediction.active_blocks_per_sm * threads,
         threads_per_block=threads,
         recommended=recommended,
+        parameters=tuple(entry.config.items()),
+        bound=prediction.bound,
     )
 
 

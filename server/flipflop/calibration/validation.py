@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
+from flipflop.calibration.bias import ParameterBias, bias_by_parameter, bias_to_json
+
 TOP_MEASURED_SHARE = 0.05
 TOP_PREDICTED_SHARE = 0.10
 
@@ -45,6 +47,10 @@ class ScoredConfig:
     resident_threads: int  # active blocks per SM × threads per block, for the heuristic
     threads_per_block: int
     recommended: bool  # inside the recommended set
+    # The configuration's tunables (a Kernel Tuner cache) or its block (a measurement file),
+    # as (name, value): what `flipflop.calibration.bias` groups the errors by.
+    parameters: tuple[tuple[str, int | float | str], ...] = ()
+    bound: str = ""  # what the model says limits it ("compute", "memory", ...)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,12 @@ class FileValidation:
     predicted_fastest: str
     measured_best: str  # the measured optimum (energy where measured, else time)
     excluded: int = 0  # measured configurations the prediction could not score
+    configurations: tuple[ScoredConfig, ...] = ()  # every scored one, as scored
+
+    @property
+    def bias(self) -> tuple[ParameterBias, ...]:
+        """The time bias of the predictions per parameter value (`flipflop.calibration.bias`)."""
+        return bias_by_parameter(self.configurations)
 
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -176,6 +188,7 @@ def score_file(
         predicted_fastest=fastest.label,
         measured_best=optimum.label,
         excluded=excluded,
+        configurations=tuple(configs),
     )
 
 
@@ -242,4 +255,19 @@ def validation_to_json(result: FileValidation) -> dict[str, object]:
         "predicted_fastest": result.predicted_fastest,
         "measured_best": result.measured_best,
         "excluded": result.excluded,
+        "bias_by_parameter": bias_to_json(result.bias),
+        "configurations": [_configuration_json(c) for c in result.configurations],
+    }
+
+
+def _configuration_json(config: ScoredConfig) -> dict[str, object]:
+    return {
+        "label": config.label,
+        "parameters": dict(config.parameters),
+        "measured_time_s": config.measured_time_s,
+        "predicted_time_s": config.predicted_time_s,
+        "measured_energy_j": config.measured_energy_j,
+        "predicted_energy_j": config.predicted_energy_j,
+        "bound": config.bound,
+        "recommended": config.recommended,
     }

@@ -268,6 +268,8 @@ def validate_measurements(
             resident_threads=predicted[m.block].active_blocks_per_sm * volume(m.block),
             threads_per_block=volume(m.block),
             recommended=m.block in recommended,
+            parameters=tuple(zip(("block.x", "block.y", "block.z"), m.block, strict=True)),
+            bound=predicted[m.block].bound,
         )
         for m in data.configs
         if m.block in predicted
@@ -323,4 +325,11 @@ def format_table(results: Sequence[FileValidation]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    biased = [(result, result.bias[0]) for result in results if result.bias]
+    if biased:
+        lines.append("")
+        lines.append("time bias of the largest spread (measured/predicted by value, against the "
+                     "file's mean):")
+        for result, bias in biased:
+            lines.append(f"  {_row(result)[0]} ({result.gpu}): {bias.describe()}")
     return "\n".join(lines)
