@@ -53,11 +53,10 @@ DATASETS = (
         "near ties of the L1/shared path and the issue slots; at two cycles a request the model "
         "ranks them by shared loads per output, and blocks two rows high, which re-read more "
         "rows, measure faster than one-row blocks all the same. On the RTX 3090 blocks one row "
-        "high measure "
-        "24% slower than predicted against the file (bias section); their machine code does "
-        "what two-row blocks do per output (nvdisasm, tile 1×7: 64×1 issues 2120 instructions "
-        "a thread with 315 LDS, 48×2 2208 with 405), so the cost is not in the instruction "
-        "counts, and the predicted fastest is such a block")),
+        "high measure 24% slower than predicted against the file (bias section); their "
+        "machine code does what two-row blocks do per output (nvdisasm, tile 1×7: 64×1 "
+        "issues 2120 instructions a thread with 315 LDS, 48×2 2208 with 405), so the cost is "
+        "not in the instruction counts, and the predicted fastest is such a block")),
     # Its T1.json names `convolution_milo.cu`; the folder holds the kernel as `convolution.cu`.
     Dataset("convolution_milo", (
         "--source", str(MEASURED / "convolution_milo" / "convolution.cu"),
@@ -77,8 +76,8 @@ DATASETS = (
                      "first because its machine code is shorter (nvdisasm, tile 20: 144 "
                      "instructions an edge loop iteration against 164, a predicated IADD3 "
                      "where use_method 0 has ISETP and SEL), while use_method 0 measures "
-                     "fastest; on the RTX 3090 tile_size 1-2 measure 16-35% slower than predicted against "
-                     "the file")),
+                     "fastest; on the RTX 3090 tile_size 1-2 measure 16-35% slower than "
+                     "predicted against the file")),
     # tune_gemm.py: CLBlast's OpenCL kernel through cl_to_cuda.h; block = (MDIMC, NDIMC),
     # grid_div_x = MWG, grid_div_y = NWG, problem (4096, 4096); sizes 4096 as kernel arguments.
     Dataset("gemm", (
