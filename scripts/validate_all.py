@@ -101,7 +101,14 @@ DATASETS = (
         "model charges a wide width is the L1 of its scalar loads (a float8 is eight LDG.32 "
         "with lanes 32 bytes apart, eight wavefronts each); dropping or capping that charge "
         "lowers ρ (0.92 -> 0.83-0.87 on the RTX 2080 Ti, 0.89 -> 0.81-0.84 on the RTX 3090), "
-        "so the cost that favours them is elsewhere")),
+        "so the cost that favours them is elsewhere. One lead, from a series that varies VWM "
+        "alone (MWG 128, NWG 32, 32×8 threads, MDIMA = NDIMB = 32, SA = SB = 1, all measured): "
+        "VWM 1, 2, 4 take 25.3, 12.7, 8.7 ms on the RTX 3090 and 51.7, 27.8, 18.2 ms on the "
+        "RTX 2080 Ti: from 1 to 2 the time halves (2.0× and 1.9×) as the loads of A halve "
+        "their requests (16 sectors each) and the sectors they request with repeats counted, "
+        "as if L1 served none of the repeats and L2 bandwidth were the limit; the model serves "
+        "the repeats from L1, has no L2 bandwidth limit and predicts 10.7 against 9.6 ms on "
+        "the RTX 3090")),
     # tune_dedispersion.py passes no grid_div: Kernel Tuner's default, the block sizes (its
     # T1.json says block × tile, which is not what was measured, and names a .hip file).
     Dataset("dedispersion", (
