@@ -8,8 +8,8 @@ group's bias is the geometric mean of measured over predicted time in the group,
 mean across the file, minus one (+0.25: the group measures 25% slower than the model's typical
 error says). A parameter's spread is the largest over the smallest of its groups' ratios, minus
 one, over the values that `MIN_GROUP` configurations or more share; parameters come out largest
-spread first. The file-wide mean takes out the model's overall
-scale (MAPE), so only what changes the ranking is left.
+spread first. The file-wide mean takes out the model's overall scale (MAPE), so only what
+changes the ranking is left.
 """
 
 from __future__ import annotations
@@ -58,16 +58,16 @@ def bias_by_parameter(configs: Sequence[ScoredConfig]) -> tuple[ParameterBias, .
     ]
     if len(usable) < 2:
         return ()
-    log_ratio = {id(c): math.log(c.measured_time_s / c.predicted_time_s) for c in usable}
-    file_mean = sum(log_ratio.values()) / len(usable)
-    names = sorted({name for c in usable for name, _ in c.parameters})
+    log_ratios = [math.log(c.measured_time_s / c.predicted_time_s) for c in usable]
+    file_mean = sum(log_ratios) / len(usable)
+    parameters = [dict(c.parameters) for c in usable]
+    names = sorted({name for values in parameters for name in values})
     found = []
     for name in names:
         groups: dict[ParameterValue, list[float]] = {}
-        for c in usable:
-            value = dict(c.parameters).get(name)
-            if value is not None:
-                groups.setdefault(value, []).append(log_ratio[id(c)] - file_mean)
+        for values, log_ratio in zip(parameters, log_ratios, strict=True):
+            if name in values:
+                groups.setdefault(values[name], []).append(log_ratio - file_mean)
         groups = {value: group for value, group in groups.items() if len(group) >= MIN_GROUP}
         if len(groups) < 2:
             continue
