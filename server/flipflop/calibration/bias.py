@@ -61,13 +61,13 @@ def bias_by_parameter(configs: Sequence[ScoredConfig]) -> tuple[ParameterBias, .
     log_ratios = [math.log(c.measured_time_s / c.predicted_time_s) for c in usable]
     file_mean = sum(log_ratios) / len(usable)
     parameters = [dict(c.parameters) for c in usable]
-    names = sorted({name for values in parameters for name in values})
+    names = sorted({name for named in parameters for name in named})
     found = []
     for name in names:
         groups: dict[ParameterValue, list[float]] = {}
-        for values, log_ratio in zip(parameters, log_ratios, strict=True):
-            if name in values:
-                groups.setdefault(values[name], []).append(log_ratio - file_mean)
+        for named, log_ratio in zip(parameters, log_ratios, strict=True):
+            if name in named:
+                groups.setdefault(named[name], []).append(log_ratio - file_mean)
         groups = {value: group for value, group in groups.items() if len(group) >= MIN_GROUP}
         if len(groups) < 2:
             continue
