@@ -296,12 +296,16 @@ HEADER = [
 ]
 
 
+def _file_name(result: FileValidation) -> str:
+    return Path(result.file).name or result.file
+
+
 def _row(result: FileValidation) -> list[str]:
     m = result.metrics
     energy = "energy" in result.measured
     heuristic, naive = result.occupancy_heuristic, result.most_threads
     return [
-        Path(result.file).name if Path(result.file).name else result.file,
+        _file_name(result),
         result.gpu,
         str(result.configs),
         _number(m.spearman_time),
@@ -325,11 +329,11 @@ def format_table(results: Sequence[FileValidation]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    biased = [(result, result.bias[0]) for result in results if result.bias]
+    biased = [(result, bias[0]) for result in results if (bias := result.bias)]
     if biased:
         lines.append("")
         lines.append("time bias of the largest spread (measured/predicted by value, against the "
                      "file's mean):")
-        for result, bias in biased:
-            lines.append(f"  {_row(result)[0]} ({result.gpu}): {bias.describe()}")
+        for result, largest in biased:
+            lines.append(f"  {_file_name(result)} ({result.gpu}): {largest.describe()}")
     return "\n".join(lines)
