@@ -176,11 +176,18 @@ def test_the_shortlist_for_kernel_tuner_loads_back(tmp_path: Path) -> None:
 
     shortlist = tmp_path / "shortlist.json"
     report = _analyze_json(tmp_path, str(SCALE), "--gpu", "rtx3090", "--tune", SMALL[0],
-                           "--tune", SMALL[1], "--emit-kernel-tuner", str(shortlist))
+                           "--tune", SMALL[1], "--shortlist", "0.5",
+                           "--emit-kernel-tuner", str(shortlist))
     kernel = report["kernels"][0]
-    recommended = [entry["params"] for entry in kernel["search"]["recommended_set"]]
+    # Half of the six configurations: the three predicted fastest, the recommendation among.
+    kept = [entry["params"] for entry in kernel["search"]["shortlist"]]
+    by_time = sorted(kernel["configs"], key=lambda c: (c["time_s"], c["energy_j"]))
+    assert kept == [c["params"] for c in by_time[:3]]
+    assert kernel["recommendation"]["params"] in kept
+    assert kernel["space"]["shortlist_size"] == 3
+    assert kernel["space"]["search_space_reduction"] == pytest.approx(0.5)
     loaded = read_kernel_tuner_input(shortlist)
-    assert [dict(c) for c in loaded.configurations] == recommended
+    assert [dict(c) for c in loaded.configurations] == kept
     assert loaded.kernel_name == "tiled_scale"
     assert loaded.launch.grid_div_x is not None
 

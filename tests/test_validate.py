@@ -57,6 +57,8 @@ def test_metrics_equal_hand_computed_values() -> None:
     assert m.search_space_reduction == pytest.approx(0.5)
     assert m.mape_time == pytest.approx(100 * (0.2 / 2.0 + 0.1 / 1.8 + 0.1 / 1.7 + 0.25 / 1.75) / 4)
     assert m.mape_power == pytest.approx(100 * (50 / 500 + 40 / 520 + 40 / 540 + 0) / 4)
+    # The shortlist (256, 1024) holds both optima: measuring it finds the best of each.
+    assert m.regret_shortlist_time == 0.0 and m.regret_shortlist_energy == 0.0
     # Equal resident threads: the heuristic's tie goes to the larger block, 1024.
     assert result.occupancy_heuristic.ties == 1
     assert result.occupancy_heuristic.regret_energy == pytest.approx(0.098 / 0.0918 - 1)
@@ -74,6 +76,21 @@ def test_a_baseline_that_ties_scores_the_mean_of_its_ties() -> None:
     assert result.occupancy_heuristic.ties == 2
     assert result.occupancy_heuristic.regret_time == pytest.approx((1.0 + 3.0) / 2 / 1.0 - 1)
     assert result.metrics.regret_time == 0.0 and result.metrics.hit_rate == 1.0
+
+
+def test_the_shortlist_regret_is_the_best_measured_inside_it() -> None:
+    # Shortlisted: "b" (measured 3.0) and "c" (2.0); the measured best, "a" (1.5), is not.
+    configs = [
+        _config("a", (1.5, 100.0), (3.0, 100.0), 2048, 256, False),
+        _config("b", (3.0, 100.0), (1.0, 100.0), 2048, 256, True),
+        _config("c", (2.0, 100.0), (2.0, 100.0), 1024, 128, True),
+    ]
+    m = score_file("f", "g", "k", configs, pick="b").metrics
+    assert m.hit_rate == 0.0
+    assert m.regret_time == pytest.approx(3.0 / 1.5 - 1)
+    assert m.regret_shortlist_time == pytest.approx(2.0 / 1.5 - 1)
+    assert m.regret_shortlist_energy == pytest.approx(200.0 / 150.0 - 1)
+    assert m.search_space_reduction == pytest.approx(1 / 3)
 
 
 def test_time_only_data_has_no_energy_figures() -> None:
@@ -138,6 +155,7 @@ def test_validate_command_prints_the_documented_json(capsys: pytest.CaptureFixtu
     assert set(report["metrics"]) == {
         "spearman_time", "spearman_power", "spearman_energy", "regret_time", "regret_energy",
         "top5_recall_time", "hit_rate", "search_space_reduction", "mape_time", "mape_power",
+        "regret_shortlist_time", "regret_shortlist_energy",
         "mape_energy",
     }
     assert set(report["baselines"]) == {"occupancy_heuristic", "most_threads"}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from flipflop.advice import Advice, advise
 from flipflop.advice.assumptions import Influence, launch_assumptions
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
@@ -78,6 +79,7 @@ class AnalysisOptions:
     blocks: tuple[Dim3, ...] | None = None
     slack: float = 0.05
     power_limits: bool = False
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE  # of the space worth measuring
     # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
     space: SpaceOptions = field(default_factory=SpaceOptions)
 
@@ -239,7 +241,8 @@ def _analyze_space(
     analysis = analyze_space(
         path, source_text, source, kernel, profile, tools, arch, options.compile_options(),
         options.launch_request(), options.space, annotated[1] if annotated else None,
-        slack=options.slack, power_limits=options.power_limits, cancel=cancel,
+        slack=options.slack, power_limits=options.power_limits,
+        shortlist_share=options.shortlist_share, cancel=cancel,
         progress=progress,
     )
     report = analysis.report
@@ -384,6 +387,7 @@ def _launch_report(
             blocks=options.blocks,
             power_limits=options.power_limits,
             slack=options.slack,
+            shortlist_share=options.shortlist_share,
             dynamic_smem_bytes=dynamic_smem,
             block_limit=limit,
         )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from flipflop.advice import Advice, Excluded
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.advice.space import SpaceCandidate, advise_space
 from flipflop.analysis import KernelFeatures
 from flipflop.gpu.profile import GpuProfile
@@ -106,6 +107,7 @@ def analyze_space(
     *,
     slack: float,
     power_limits: bool,
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
     cancel: threading.Event | None = None,
     progress: Progress | None = None,
     cache: DiskCache | None = None,
@@ -175,7 +177,7 @@ def analyze_space(
             problem_from=problem_from, sample=options.sample, seed=options.seed,
             unused=unused, notes=tuple(notes),
         ),
-        slack=slack, power_limits=power_limits,
+        slack=slack, power_limits=power_limits, shortlist_share=shortlist_share,
     )
 
 
@@ -244,6 +246,7 @@ def _advise(
     *,
     slack: float,
     power_limits: bool,
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
 ) -> SpaceAnalysis:
     candidates: list[SpaceCandidate] = []
     excluded: list[Excluded] = []
@@ -279,6 +282,7 @@ def _advise(
         profile, candidates, excluded=excluded,
         current=tuple(report.current.items()) if report.current is not None else None,
         block_names=block_names, power_limits=power_limits, slack=slack,
+        shortlist_share=shortlist_share,
     )
     shown = advice.current or advice.recommendation.prediction
     chosen = next(c for c in standing if tuple(c.items()) == shown.params)

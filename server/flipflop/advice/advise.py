@@ -14,6 +14,7 @@ from functools import cached_property
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist
 from flipflop.advice.ties import (
     TIE_TOLERANCE,
     ConfigurationKey,
@@ -81,11 +82,14 @@ class Advice:
     excluded: tuple[Excluded, ...]  # candidate shapes that cannot run, with the reason
     slack: float
     ties: tuple[TieGroup, ...] = ()  # configurations that are one answer at the model's precision
+    # The configurations worth measuring (`flipflop.advice.shortlist`), at the default limit.
+    shortlist: tuple[Prediction, ...] = ()
 
     @property
     def search_space_reduction(self) -> float:
-        """1 − |recommended set| / |evaluated configurations| (DESIGN §3)."""
-        return 1.0 - len(self.recommended_set) / len(self.predictions)
+        """1 − |shortlist| / |configurations| at the default power limit (DESIGN §3)."""
+        configurations = sum(1 for p in self.predictions if p.power_limit_w is None)
+        return 1.0 - len(self.shortlist) / configurations if configurations else 0.0
 
     def tie_group(self, prediction: Prediction) -> TieGroup | None:
         """The tie group holding the configuration (block, tunables, power limit) of
@@ -118,6 +122,7 @@ def advise(
     slack: float = 0.05,
     dynamic_smem_bytes: int = 0,
     block_limit: int | None = None,
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
 ) -> Advice:
     """Predict every candidate (block shape × power limit) and recommend one."""
     if slack < 0.0:
@@ -176,6 +181,7 @@ def advise(
         profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
     )
     chosen = _settle(lowest, within, current)
+    worth_measuring = shortlist(predictions, chosen, shortlist_share)
     subject_block = next(
         (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
         chosen.block,
@@ -194,6 +200,7 @@ def advise(
         excluded=excluded,
         slack=slack,
         ties=tie_groups(predictions),
+        shortlist=worth_measuring,
     )
 
 

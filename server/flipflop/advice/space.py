@@ -25,6 +25,7 @@ from flipflop.advice.advise import (
 )
 from flipflop.advice.drivers import energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist
 from flipflop.advice.ties import tie_groups
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
@@ -64,6 +65,7 @@ def advise_space(
     block_names: Collection[str] = (),
     power_limits: bool = False,
     slack: float = 0.05,
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
 ) -> Advice:
     """Predict every configuration (× power limit) and recommend one."""
     if slack < 0.0:
@@ -121,6 +123,7 @@ def advise_space(
         excluded=tuple(dropped),
         slack=slack,
         ties=tie_groups(predictions),
+        shortlist=shortlist(predictions, chosen, shortlist_share),
     )
 
 

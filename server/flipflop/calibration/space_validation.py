@@ -3,8 +3,9 @@
 Every measured configuration (or a seeded sample of them) is compiled and costed exactly as
 `flipflop analyze --tune` does — Kernel Tuner's `#define`s, block and grid — and matched to its
 measurement by its tunable values. The predicted best and the recommended set are chosen among
-the configurations that were both measured and predicted, by the advisor's rule: the lowest
-predicted energy within the slowdown budget of the predicted fastest.
+the configurations that were both measured and predicted, by the advisor's rules: the lowest
+predicted energy within the slowdown budget of the predicted fastest, and the shortlist of the
+predicted fastest (`flipflop.advice.shortlist`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from flipflop.advice.shortlist import fastest_share
 from flipflop.calibration.validation import FileValidation, ScoredConfig, score_file
 from flipflop.formats.measured import MeasuredConfig, MeasuredSpace
 from flipflop.formats.t1 import T1Input
@@ -77,8 +79,11 @@ def validate_measured_space(
     fastest = min(p.time_s for _, p in pairs)
     budget = fastest * (1.0 + base.slack)
     within = [(entry, p) for entry, p in pairs if p.time_s <= budget]
-    pick_entry, _ = min(within, key=lambda pair: (pair[1].energy_j, pair[1].time_s))
-    recommended = {id(entry) for entry, _ in within}
+    pick = min(within, key=lambda pair: (pair[1].energy_j, pair[1].time_s))
+    kept = fastest_share(pairs, [p.time_s for _, p in pairs], [p.energy_j for _, p in pairs],
+                         base.shortlist_share, pick)
+    pick_entry = pick[0]
+    recommended = {id(entry) for entry, _ in kept}
     scored = [
         _scored(entry, prediction, id(entry) in recommended) for entry, prediction in pairs
     ]

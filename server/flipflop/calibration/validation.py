@@ -9,7 +9,10 @@ configurations that were both measured and predicted:
   within the slowdown budget);
 - top-5% recall of time: the share of the measured fastest 5% inside the predicted fastest 10%;
 - hit rate: 1 when the measured optimum (lowest energy where measured, else fastest) is inside
-  the recommended set, else 0; search-space reduction: 1 − |recommended set| / |configurations|;
+  the recommended set, the shortlist worth measuring (`flipflop.advice.shortlist`), else 0;
+  search-space reduction: 1 − |recommended set| / |configurations|; the shortlist's regret: the
+  best measured value inside it over the measured best, minus one — what measuring the
+  shortlist (Kernel Tuner on it) finds;
 - MAPE of time, power and energy.
 
 Two baselines are scored on the same configurations. NVIDIA's occupancy heuristic keeps the most
@@ -46,7 +49,7 @@ class ScoredConfig:
     predicted_energy_j: float
     resident_threads: int  # active blocks per SM × threads per block, for the heuristic
     threads_per_block: int
-    recommended: bool  # inside the recommended set
+    recommended: bool  # inside the recommended set: the shortlist worth measuring
     # The configuration's tunables (a Kernel Tuner cache) or its block (a measurement file),
     # as (name, value): what `flipflop.calibration.bias` groups the errors by.
     parameters: tuple[tuple[str, int | float | str], ...] = ()
@@ -66,6 +69,8 @@ class Metrics:
     mape_time: float | None
     mape_power: float | None
     mape_energy: float | None
+    regret_shortlist_time: float | None = None  # best measured time in the shortlist
+    regret_shortlist_energy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,11 @@ def score_file(
                         [power(c) for c in configs]) if has_power else None,
         mape_energy=mape([c.predicted_energy_j for c in configs],
                          [energy(c) for c in configs]) if has_energy else None,
+        regret_shortlist_time=min(c.measured_time_s for c in recommended) / best_time - 1.0,
+        regret_shortlist_energy=(
+            min(energy(c) for c in recommended) / best_energy - 1.0
+            if best_energy is not None and best_energy > 0 else None
+        ),
     )
     return FileValidation(
         file=file,
@@ -244,6 +254,8 @@ def validation_to_json(result: FileValidation) -> dict[str, object]:
             "mape_time": m.mape_time,
             "mape_power": m.mape_power,
             "mape_energy": m.mape_energy,
+            "regret_shortlist_time": m.regret_shortlist_time,
+            "regret_shortlist_energy": m.regret_shortlist_energy,
         },
         "baselines": {
             name: {"regret_time": b.regret_time, "regret_energy": b.regret_energy,

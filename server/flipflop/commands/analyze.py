@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.commands.errors import print_error, print_file_error
 from flipflop.commands.launch_options import (
     add_compile_options,
@@ -14,6 +15,8 @@ from flipflop.commands.launch_options import (
     add_space_options,
     analysis_options,
     fraction_argument,
+    share_argument,
+    shortlist_help,
 )
 from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
@@ -41,7 +44,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_launch_options(parser)
     add_space_options(parser)
     parser.add_argument("--emit-kernel-tuner", type=Path, metavar="FILE",
-                        help="write the recommended configurations as a Kernel Tuner input")
+                        help="write the shortlist (--shortlist) as a Kernel Tuner input")
+    parser.add_argument("--shortlist", type=share_argument, default=DEFAULT_SHORTLIST_SHARE,
+                        metavar="FRACTION", help=shortlist_help())
     parser.add_argument("--slack", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="slowdown allowed vs the fastest configuration (default 0.05)")
     parser.add_argument("--power-limits", action="store_true",
@@ -54,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def emit_shortlist(result: AnalysisResult, path: Path) -> None:
-    """Write the recommended set of the (first) kernel with a search space for Kernel Tuner."""
+    """Write the shortlist of the (first) kernel with a search space for Kernel Tuner."""
     from flipflop.formats.emit import kernel_tuner_input, write_kernel_tuner_input
 
     for kernel in result.kernels:
@@ -62,8 +67,7 @@ def emit_shortlist(result: AnalysisResult, path: Path) -> None:
         space = launch.space
         if space is None:
             continue
-        shortlist = [dict(p.params) for p in launch.advice.recommended_set
-                     if p.power_limit_w is None]
+        shortlist = [dict(p.params) for p in launch.advice.shortlist]
         spec = kernel_tuner_input(space.space, space.launch, shortlist,
                                   kernel.info.display_name.split("(")[0], result.path)
         write_kernel_tuner_input(path, spec)

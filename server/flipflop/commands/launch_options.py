@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.launch import Dim3
 from flipflop.pipeline import AnalysisOptions
 from flipflop.space.request import SpaceOptions
@@ -50,6 +51,23 @@ def fraction_argument(text: str) -> float:
     if not 0.0 <= value <= 10.0:
         raise argparse.ArgumentTypeError(f"slack must be between 0 and 10, got {value}")
     return value
+
+
+def share_argument(text: str) -> float:
+    """A share of the search space: a number in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(
+            f"the shortlist is a share of the space, above 0 and at most 1, got {value}")
+    return value
+
+
+def shortlist_help() -> str:
+    return (f"share of the configurations worth measuring, the predicted fastest (default "
+            f"{DEFAULT_SHORTLIST_SHARE:g}); --emit-kernel-tuner writes them")
 
 
 def _positive(part: str, whole: str) -> int:
@@ -175,5 +193,6 @@ def analysis_options(args: argparse.Namespace) -> AnalysisOptions:
         blocks=args.blocks,
         slack=getattr(args, "slack", 0.05),
         power_limits=getattr(args, "power_limits", False),
+        shortlist_share=getattr(args, "shortlist", DEFAULT_SHORTLIST_SHARE),
         space=space_options(args),
     )

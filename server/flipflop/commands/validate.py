@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.calibration.records import (
     MeasurementFileError,
     MeasurementSet,
@@ -28,7 +29,12 @@ from flipflop.calibration.validation import (
     score_file,
     validation_to_json,
 )
-from flipflop.commands.launch_options import count_argument, names_argument, param_argument
+from flipflop.commands.launch_options import (
+    count_argument,
+    names_argument,
+    param_argument,
+    share_argument,
+)
 from flipflop.launch import Dim3, volume
 from flipflop.space.request import Compiler, SpaceOptions
 from flipflop.units import format_shape
@@ -52,6 +58,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="profile id or .json file (default: the profile named like the "
                              "measured device)")
     parser.add_argument("--slack", type=float, default=0.05, metavar="FRACTION")
+    parser.add_argument("--shortlist", type=share_argument, default=DEFAULT_SHORTLIST_SHARE,
+                        metavar="FRACTION", help="share of the scored configurations in the "
+                        "shortlist whose hit rate and reduction are reported (default "
+                        f"{DEFAULT_SHORTLIST_SHARE:g})")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.add_argument("--nvcc", metavar="PATH", help="nvcc to use (default: discovered)")
     parser.add_argument("--source", type=Path, metavar="FILE.cu",
@@ -88,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         for path, kind in validation_inputs(args.measurements):
             if kind == "flipflop":
                 results.append(validate_measurements(read_measurement(path), path, args.gpu,
-                                                     args.slack, args.nvcc))
+                                                     args.slack, args.nvcc, args.shortlist))
             else:
                 results.append(validate_space_file(path, args))
     except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
@@ -168,6 +178,7 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         extra_args=t1.compiler_options if t1 is not None else (),
         params=tuple(args.param),
         slack=args.slack,
+        shortlist_share=args.shortlist,
         space=SpaceOptions(
             problem_size=args.problem_size,
             grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
@@ -230,7 +241,12 @@ def gpu_for(device_name: str, gpu: str | None) -> str:
 
 
 def validate_measurements(
-    data: MeasurementSet, measurements: Path, gpu: str | None, slack: float, nvcc: str | None
+    data: MeasurementSet,
+    measurements: Path,
+    gpu: str | None,
+    slack: float,
+    nvcc: str | None,
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
 ) -> FileValidation:
     """Analyse the measured file with exactly the measured block shapes, then score it."""
     from flipflop.pipeline import AnalysisOptions, analyze
@@ -247,6 +263,7 @@ def validate_measurements(
         params=tuple(sorted(data.params.items())),
         blocks=tuple(c.block for c in data.configs),
         slack=slack,
+        shortlist_share=shortlist_share,
         power_limits=False,
     )
     result = analyze(path, None, options)
@@ -255,7 +272,7 @@ def validate_measurements(
         raise MeasurementFileError(f"{path}: kernel {data.kernel} was not analysed ({notes})")
     advice = result.kernels[0].primary.advice
     predicted = {p.block: p for p in advice.predictions if p.power_limit_w is None}
-    recommended = {p.block for p in advice.recommended_set if p.power_limit_w is None}
+    recommended = {p.block for p in advice.shortlist}
     scored = [
         ScoredConfig(
             label=format_shape(m.block),
@@ -291,8 +308,8 @@ def _number(value: float | None, scale: float = 1.0, digits: int = 2) -> str:
 
 HEADER = [
     "file", "gpu", "configs", "ρ time", "ρ energy", "regret time %", "regret energy %",
-    "top-5% recall", "hit", "reduction %", "MAPE time %", "occupancy regret %",
-    "most-threads regret %",
+    "top-5% recall", "hit", "reduction %", "shortlist regret %", "MAPE time %",
+    "occupancy regret %", "most-threads regret %",
 ]
 
 
@@ -315,6 +332,7 @@ def _row(result: FileValidation) -> list[str]:
         _number(m.top5_recall_time, 100.0, 0),
         "n/a" if m.hit_rate is None else ("yes" if m.hit_rate else "no"),
         _number(m.search_space_reduction, 100.0, 0),
+        _number(m.regret_shortlist_energy if energy else m.regret_shortlist_time, 100.0, 1),
         _number(m.mape_time, digits=1),
         _number(heuristic.regret_energy if energy else heuristic.regret_time, 100.0, 1),
         _number(naive.regret_energy if energy else naive.regret_time, 100.0, 1),

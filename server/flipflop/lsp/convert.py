@@ -278,7 +278,7 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
     saving_text = f", {saving:.0%} less energy than {against}" if saving else ""
     launch = kernel.primary
     if launch.space is not None:
-        kept = len([p for p in advice.recommended_set if p.power_limit_w is None])
+        kept = len(advice.shortlist)
         title = (
             f"⚡ energy-optimal {described(rec.prediction)}: {format_energy(rec.energy_j)}"
             f"{saving_text} · {kept} of {launch.space.evaluated} configurations worth measuring"

@@ -47,6 +47,7 @@ def space_summary(launch: LaunchReport) -> str | None:
     return (
         f"search space: {space.size} configurations of {len(space.space.tunables)} tunables"
         f"{sampled}; {space.variants} variants compiled with {space.compiler}"
-        f" ({space.cached_variants} from the cache); {recommended} recommended"
-        f" ({advice.search_space_reduction:.1%} reduction)"
+        f" ({space.cached_variants} from the cache); {recommended} within the slack,"
+        f" {len(advice.shortlist)} worth measuring ({advice.search_space_reduction:.1%}"
+        " reduction)"
     )

@@ -52,6 +52,11 @@ def kernel_to_json(kernel: KernelReport) -> JsonObject:
                 else list(p.block)
                 for p in advice.recommended_set
             ],
+            "shortlist": [
+                {"block": list(p.block), "params": dict(p.params)} if p.params
+                else list(p.block)
+                for p in advice.shortlist
+            ],
         },
         "excluded": [
             {"block": list(e.block), **({"params": dict(e.params)} if e.params else {}),
@@ -88,6 +93,7 @@ def space_to_json(space: SpaceReport, advice: Advice) -> JsonObject:
         "recommended_set_size": len(
             [p for p in advice.recommended_set if p.power_limit_w is None]
         ),
+        "shortlist_size": len(advice.shortlist),
         "search_space_reduction": advice.search_space_reduction,
         "unused_tunables": list(space.unused),
     }

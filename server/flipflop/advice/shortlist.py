@@ -1,0 +1,63 @@
+"""The shortlist: the configurations worth measuring, as a share of the space.
+
+A static model resolves configurations that differ in what it costs, not ones within its own
+error of each other: on the measured search spaces (docs/validation.md) the measured fastest
+configuration is predicted within a few percent of the predicted fastest as often as not, yet
+rarely first. Static pruning then measurement (Kernel Tuner on the shortlist) closes that gap:
+the shortlist is the predicted fastest `share` of the configurations at the default power limit,
+at least one, and always holds the recommendation. Ties in predicted time go to the lower
+predicted energy, as the recommendation's rule does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+from flipflop.model import Prediction
+
+# The share of the space handed to measurement by default: the budget the FlipFlop paper's
+# search-space reduction implies (93.4% reduction: a 6.6% shortlist), rounded up to a tenth.
+DEFAULT_SHORTLIST_SHARE = 0.10
+
+_Ranked = TypeVar("_Ranked")
+
+
+def shortlist_size(configurations: int, share: float) -> int:
+    """How many of `configurations` a shortlist of `share` keeps: at least one, at most all."""
+    if not 0.0 < share <= 1.0:
+        raise ValueError(f"the shortlist share must be in (0, 1], got {share}")
+    if configurations <= 0:
+        return 0
+    return min(configurations, max(1, math.ceil(share * configurations - 1e-9)))
+
+
+def fastest_share(
+    items: Sequence[_Ranked],
+    time_s: Sequence[float],
+    energy_j: Sequence[float],
+    share: float,
+    keep: _Ranked | None = None,
+) -> list[_Ranked]:
+    """The `share` of `items` with the lowest predicted time (ties: lower energy), in that
+    order; `time_s` and `energy_j` are the items' predictions, position by position. `keep`,
+    one of the items, takes the last place when it is not among them."""
+    order = sorted(range(len(items)), key=lambda i: (time_s[i], energy_j[i], i))
+    kept = [items[i] for i in order[: shortlist_size(len(items), share)]]
+    if keep is not None and kept and all(item is not keep for item in kept):
+        kept[-1] = keep
+    return kept
+
+
+def shortlist(
+    predictions: Sequence[Prediction], recommended: Prediction, share: float
+) -> tuple[Prediction, ...]:
+    """The configurations to measure among `predictions` (module docstring): the predicted
+    fastest `share` of those at the default power limit, with the recommendation in place of
+    the last one when it is not among them."""
+    default_limit = [p for p in predictions if p.power_limit_w is None]
+    pick = next((p for p in default_limit if p.block == recommended.block
+                 and p.params == recommended.params), None)
+    return tuple(fastest_share(default_limit, [p.time_s for p in default_limit],
+                               [p.energy_j for p in default_limit], share, pick))
