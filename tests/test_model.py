@@ -58,6 +58,8 @@ def fma_work(fmas: int = 4096) -> ThreadWork:
     """A dependent-free chain of FMAs per thread and one coalesced store of the result."""
     return work(
         instructions=fmas + 8,
+        # Independent FMAs: the warp's schedule is one cycle per instruction (no chain).
+        chain_cycles=fmas + 8,
         fp32_flops=2 * fmas,
         int_ops=4,
         global_store_bytes=4,
@@ -211,7 +213,8 @@ def test_idle_threads_cost_energy(rtx3070: GpuProfile) -> None:
 
 def test_bank_conflicts_slow_a_shared_memory_kernel(rtx3070: GpuProfile) -> None:
     shape = LaunchShape((256, 1, 1), (46 * 6 * 20, 1, 1))
-    clean = work(instructions=600, shared_accesses=512, shared_wavefronts=512)
+    # Independent accesses (an unrolled copy): the warp's chain is its 600 issue cycles.
+    clean = work(instructions=600, shared_accesses=512, shared_wavefronts=512, chain_cycles=600)
     conflicted = replace(clean, shared_wavefronts=512 * 8)
     resources = Resources(registers=32, static_smem_bytes=4096)
     fast = predict(rtx3070, resources, clean, shape)

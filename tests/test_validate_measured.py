@@ -10,6 +10,7 @@ The convolutions' larger tiles take 5-45 s each to compile, so their samples are
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -70,7 +71,11 @@ def test_a_measured_space_ranks_at_least_as_well_as_before(
     metrics, baselines = result["metrics"], result["baselines"]
     assert metrics["spearman_time"] >= min_rho
     assert 0.0 <= metrics["regret_time"] <= max_regret
-    assert 0.0 <= metrics["search_space_reduction"] < 1.0
+    # The shortlist is the predicted fastest tenth, the recommendation among them.
+    kept = math.ceil(0.1 * result["configs"])
+    assert metrics["search_space_reduction"] == pytest.approx(1.0 - kept / result["configs"])
+    assert sum(c["recommended"] for c in result["configurations"]) == kept
+    assert metrics["regret_shortlist_time"] <= metrics["regret_time"]
     for baseline in ("occupancy_heuristic", "most_threads"):
         assert baselines[baseline]["regret_time"] >= 0.0
     # Every scored configuration with its tunables, and docs/validation.md's bias lines.

@@ -45,7 +45,7 @@ def fastest_share(
     one of the items, takes the last place when it is not among them."""
     order = sorted(range(len(items)), key=lambda i: (time_s[i], energy_j[i], i))
     kept = [items[i] for i in order[: shortlist_size(len(items), share)]]
-    if keep is not None and kept and all(item is not keep for item in kept):
+    if keep is not None and kept and keep not in kept:
         kept[-1] = keep
     return kept
 

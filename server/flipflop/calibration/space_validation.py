@@ -78,7 +78,7 @@ def validate_measured_space(
         raise SpaceValidationError(f"{measured.path}: no measured configuration was predicted")
     fastest = min(p.time_s for _, p in pairs)
     budget = fastest * (1.0 + base.slack)
-    within = [(entry, p) for entry, p in pairs if p.time_s <= budget]
+    within = [pair for pair in pairs if pair[1].time_s <= budget]
     pick = min(within, key=lambda pair: (pair[1].energy_j, pair[1].time_s))
     kept = fastest_share(pairs, [p.time_s for _, p in pairs], [p.energy_j for _, p in pairs],
                          base.shortlist_share, pick)

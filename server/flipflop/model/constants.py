@@ -19,6 +19,10 @@ BARRIER_CYCLES = 20.0
 # Turing T4 GPU via Microbenchmarking", 2019); Ampere keeps the same order.
 L1_HIT_LATENCY_CYCLES = 32.0
 
+# L2 hit latency, SM cycles: about 190 on Volta (Jia et al. 2018, V100) and Turing (Jia et al.
+# 2019, T4) in the same pointer-chasing microbenchmarks; we take 200 for Volta and newer.
+L2_HIT_LATENCY_CYCLES = 200.0
+
 # One L1/shared wavefront is 128 bytes: four 32-byte sectors (see SHARED_WAVEFRONT_BYTES).
 SECTORS_PER_WAVEFRONT = 4.0
 

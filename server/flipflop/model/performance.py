@@ -17,11 +17,14 @@ from flipflop.model.constants import (
     ALU_DEPENDENT_LATENCY_CYCLES,
     BARRIER_CYCLES,
     L1_HIT_LATENCY_CYCLES,
+    L2_HIT_LATENCY_CYCLES,
+    SECTOR_BYTES,
     SECTORS_PER_WAVEFRONT,
     SHARED_LATENCY_CYCLES,
     SHARED_WAVEFRONT_BYTES,
     WARP_SIZE,
 )
+from flipflop.model.hiding import overlapped_s
 from flipflop.model.l2 import dram_bytes_per_thread
 
 _LOAD_SPACES = frozenset({"global", "local", "generic", "tex"})
@@ -39,9 +42,14 @@ class WaveCost:
     active_sms: int
     unit_cycles: float  # the busiest pipeline's cycles on the busiest SM
     dram_s: float  # the wave's DRAM bytes at the GPU's bandwidth
+    warps_per_scheduler: float  # resident warps of the busiest SM per warp scheduler
 
     def seconds(self, clock_hz: float, path_cycles: float, path_s: float) -> float:
-        return max(self.unit_cycles / clock_hz, self.dram_s, path_cycles / clock_hz + path_s)
+        """The wave's time: its busiest unit as far as its warps hide their chains
+        (`flipflop.model.hiding`), or its DRAM traffic."""
+        on_sm = overlapped_s(self.unit_cycles / clock_hz, path_cycles / clock_hz + path_s,
+                             self.warps_per_scheduler)
+        return max(on_sm, self.dram_s)
 
 
 @fast_init
@@ -94,13 +102,14 @@ class LaunchCost:
         return max(0.0, extra)
 
     def bound(self, clock_hz: float) -> str:
-        """What sets the time of the dominant wave (the full ones, else the partial one)."""
+        """What sets the time of the dominant wave (the full ones, else the partial one):
+        DRAM where it is the longest, else the chain where it exceeds the busiest unit."""
         wave = self.full if self.full.count > 0 or self.last is None else self.last
         throughput_s = wave.unit_cycles / clock_hz
-        if self.latency_s(clock_hz) >= max(throughput_s, wave.dram_s):
-            return "latency"
-        if wave.dram_s >= throughput_s:
+        if wave.dram_s >= self.wave_s(wave, clock_hz):
             return "memory"
+        if self.latency_s(clock_hz) >= throughput_s:
+            return "latency"
         return "shared" if self.busiest_unit == "shared" else "compute"
 
 
@@ -113,8 +122,10 @@ def launch_cost(
     top_unit, top_cycles = max(per_block_cycles, key=lambda item: item[1])
     dram_bytes = dram_bytes_per_thread(profile, work, shape)
     dram_s_per_block = threads * dram_bytes / (profile.memory_bandwidth_gbs * 1e9)
-    path_cycles, barrier_cycles, path_s = _working_warp_path(profile, work)
+    path_cycles, barrier_cycles, path_s = _working_warp_path(
+        profile, work, _load_levels(work, dram_bytes))
     sms = profile.sms
+    warps_per_block = ceil_div(threads, WARP_SIZE)
 
     def wave(count: int, blocks: int) -> WaveCost:
         busiest = min(active_blocks_per_sm, ceil_div(blocks, sms))
@@ -125,6 +136,8 @@ def launch_cost(
             min(sms, blocks),
             busiest * top_cycles,
             blocks * dram_s_per_block,
+            # One warp scheduler per issue slot of the SM (its sub-partitions).
+            busiest * warps_per_block / profile.rates.issue_per_cycle,
         )
 
     capacity = sms * active_blocks_per_sm
@@ -239,16 +252,39 @@ def _cycles(operations: float, per_cycle: float, unit: str) -> float:
     return operations / per_cycle
 
 
-def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, float, float]:
+def _load_levels(work: ThreadWork, dram_bytes: float) -> tuple[float, float, float]:
+    """Shares of a thread's global load sectors that L1, L2 and DRAM serve: the requested
+    sectors, those that miss L1 (`ThreadWork.global_load_l1_misses`) and those that reach DRAM
+    on this launch (`dram_bytes` per thread less its stores and local traffic). Without load
+    sectors, every load waits on DRAM."""
+    requested = work.global_load_sectors
+    if requested <= 0.0:
+        return 0.0, 0.0, 1.0
+    l1_misses = min(requested, work.global_load_l1_misses if work.global_load_l1_misses
+                    is not None else requested)
+    from_dram = (dram_bytes - work.local_bytes) / SECTOR_BYTES - work.global_store_sectors
+    from_dram = min(l1_misses, max(0.0, from_dram))
+    return ((requested - l1_misses) / requested, (l1_misses - from_dram) / requested,
+            from_dram / requested)
+
+
+def _working_warp_path(
+    profile: GpuProfile, work: ThreadWork, levels: tuple[float, float, float]
+) -> tuple[float, float, float]:
     """Dependent chain of one warp that does the main work: (cycles, barrier cycles, seconds).
 
     Per-thread counts average over idle threads too; the working threads carry all of it, so
-    their chain is the average divided by the active fraction.
+    their chain is the average divided by the active fraction. Each round of loads in flight
+    waits as long as the level that serves it, on average over `levels` (the shares of the
+    load sectors L1, L2 and DRAM serve, `_load_levels`): L1 and L2 hits in SM cycles, DRAM in
+    seconds (the memory clock does not follow the SM's).
     """
     working = 1.0 / max(work.active_fraction, 1e-6)
     loads = working * load_requests_per_thread(work)
     in_flight = min(max(loads, 1.0), max(1.0, work.load_parallelism))
-    dram_latency_s = profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
+    l1_share, l2_share, dram_share = levels
+    dram_latency_s = dram_share * profile.dram_latency_cycles / (profile.boost_clock_mhz * 1e6)
+    cache_cycles = l1_share * L1_HIT_LATENCY_CYCLES + l2_share * L2_HIT_LATENCY_CYCLES
     barrier_cycles = working * work.barriers * BARRIER_CYCLES
     if work.chain_cycles is not None:
         # The warp's schedule: independent chains (unrolled accumulators, shared loads issued
@@ -261,7 +297,7 @@ def _working_warp_path(profile: GpuProfile, work: ThreadWork) -> tuple[float, fl
         )
     # Local memory (spills above all) is served by L1: each reload waits an L1 hit.
     local_cycles = work.local_bytes / 2.0 / 4.0 * L1_HIT_LATENCY_CYCLES
-    path_cycles = compute_cycles + barrier_cycles + local_cycles
+    path_cycles = compute_cycles + barrier_cycles + local_cycles + loads / in_flight * cache_cycles
     return path_cycles, barrier_cycles, loads / in_flight * dram_latency_s
 
 
