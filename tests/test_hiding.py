@@ -53,3 +53,29 @@ def test_a_dependent_fma_chain_needs_warps_to_reach_the_fp32_peak() -> None:
     # More warps hide more of the chain; few warps leave most of it exposed.
     assert times[32] > times[64] > times[128] > times[256] >= 1.0
     assert times[256] < 1.05 and times[32] > 1.2
+
+
+def test_a_load_waits_as_long_as_the_level_that_serves_it() -> None:
+    from dataclasses import replace
+
+    from flipflop.model.constants import L1_HIT_LATENCY_CYCLES, L2_HIT_LATENCY_CYCLES
+    from flipflop.model.performance import launch_cost
+    from test_model import copy_work
+
+    rtx3070 = load_profile("rtx3070")
+    shape = LaunchShape((256, 1, 1), (rtx3070.sms, 1, 1))
+    streamed = copy_work()  # one load of 1/8 sector a thread, none of it reused
+    cost = launch_cost(rtx3070, streamed, shape, 1)
+    dram_s = rtx3070.dram_latency_cycles / (rtx3070.boost_clock_mhz * 1e6)
+    assert cost.path_s == pytest.approx(dram_s)
+    # Every sector read again by the block's other threads: L1 serves it.
+    cached = replace(streamed, global_load_l1_misses=0.0)
+    hit = launch_cost(rtx3070, cached, shape, 1)
+    assert hit.path_s == 0.0
+    assert hit.path_cycles == pytest.approx(cost.path_cycles + L1_HIT_LATENCY_CYCLES)
+    # Half the sectors miss L1, and the block before along x read them: L2 serves that half.
+    halved = replace(streamed, global_load_l1_misses=0.0625, global_load_new_sectors=0.0)
+    mixed = launch_cost(rtx3070, halved, shape, 1)
+    assert mixed.path_s == 0.0
+    assert mixed.path_cycles == pytest.approx(
+        cost.path_cycles + 0.5 * L1_HIT_LATENCY_CYCLES + 0.5 * L2_HIT_LATENCY_CYCLES)

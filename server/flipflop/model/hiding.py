@@ -21,7 +21,8 @@ throughput bound runs slower than one whose chain is a third of it, though `max`
 
 from __future__ import annotations
 
-import math
+from math import expm1 as _expm1
+from math import log1p as _log1p
 
 
 def overlapped_s(throughput_s: float, latency_s: float, warps_per_scheduler: float) -> float:
@@ -29,11 +30,11 @@ def overlapped_s(throughput_s: float, latency_s: float, warps_per_scheduler: flo
     warps, each with a dependent chain of `latency_s`, share each scheduler (module docstring).
     Fewer warps than schedulers count as one: a scheduler's lone warp walks its chain."""
     if throughput_s <= 0.0 or latency_s <= 0.0:
-        return max(throughput_s, latency_s)
-    warps = max(1.0, warps_per_scheduler)
-    ready = min(1.0, throughput_s / (warps * latency_s))
-    if ready >= 1.0:
+        return throughput_s if throughput_s > latency_s else latency_s
+    warps = warps_per_scheduler if warps_per_scheduler > 1.0 else 1.0
+    ready = throughput_s / (warps * latency_s)
+    # Idle share (1 − r)^W ≤ e^(−rW): below 1e-12 it changes nothing a float can hold.
+    if ready >= 1.0 or ready * warps > 28.0:
         return throughput_s
     # 1 − (1 − r)^W, accurate however small r is.
-    utilization = -math.expm1(warps * math.log1p(-ready))
-    return throughput_s / utilization
+    return throughput_s / -_expm1(warps * _log1p(-ready))

@@ -44,12 +44,17 @@ class WaveCost:
     dram_s: float  # the wave's DRAM bytes at the GPU's bandwidth
     warps_per_scheduler: float  # resident warps of the busiest SM per warp scheduler
 
-    def seconds(self, clock_hz: float, path_cycles: float, path_s: float) -> float:
-        """The wave's time: its busiest unit as far as its warps hide their chains
-        (`flipflop.model.hiding`), or its DRAM traffic."""
-        on_sm = overlapped_s(self.unit_cycles / clock_hz, path_cycles / clock_hz + path_s,
-                             self.warps_per_scheduler)
-        return max(on_sm, self.dram_s)
+    def seconds(self, clock_hz: float, latency_s: float) -> float:
+        """The wave's time at `clock_hz`: its busiest unit as far as its warps hide their chains
+        of `latency_s` (`flipflop.model.hiding`), or its DRAM traffic."""
+        throughput_s = self.unit_cycles / clock_hz
+        dram_s = self.dram_s
+        # The hidden time never exceeds U + L: DRAM at least that long sets the wave alone (the
+        # power-limit solver asks for thousands of these).
+        if dram_s >= throughput_s + latency_s:
+            return dram_s
+        hidden_s = overlapped_s(throughput_s, latency_s, self.warps_per_scheduler)
+        return hidden_s if hidden_s > dram_s else dram_s
 
 
 @fast_init
@@ -76,7 +81,7 @@ class LaunchCost:
         return self.full.count + (0 if self.last is None else 1)
 
     def wave_s(self, wave: WaveCost, clock_hz: float) -> float:
-        return wave.seconds(clock_hz, self.path_cycles, self.path_s)
+        return wave.seconds(clock_hz, self.latency_s(clock_hz))
 
     def latency_s(self, clock_hz: float) -> float:
         """One working warp's dependent chain: the least time any wave takes."""
@@ -84,13 +89,14 @@ class LaunchCost:
 
     def timing(self, clock_hz: float) -> tuple[float, float, float]:
         """(total seconds, kernel-body seconds, SM-seconds with resident blocks) in one pass."""
-        full = self.full
-        body_s = full.count * full.seconds(clock_hz, self.path_cycles, self.path_s)
+        full, last = self.full, self.last
+        latency_s = self.path_cycles / clock_hz + self.path_s
+        body_s = full.count * full.seconds(clock_hz, latency_s) if full.count else 0.0
         sm_seconds = body_s * full.active_sms
-        if self.last is not None:
-            last_s = self.last.seconds(clock_hz, self.path_cycles, self.path_s)
+        if last is not None:
+            last_s = last.seconds(clock_hz, latency_s)
             body_s += last_s
-            sm_seconds += last_s * self.last.active_sms
+            sm_seconds += last_s * last.active_sms
         return body_s + self.launch_s, body_s, sm_seconds
 
     def tail_s(self, clock_hz: float) -> float:

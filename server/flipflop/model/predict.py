@@ -297,17 +297,25 @@ def _clock_under_cap(
         else:
             high, power_above = middle, power
     below, above = clocks[low], clocks[high]
+    # Illinois false position: an end kept twice in a row has its distance from the cap halved
+    # in the interpolation, so the bracket closes from both sides (superlinear, not linear).
+    excess_below, excess_above = power_below - cap_w, power_above - cap_w
+    kept = 0  # +1: the upper end was kept last time, −1: the lower one
     for _ in range(_CLOCK_SEARCH_STEPS):
         if above - below <= _CLOCK_TOLERANCE_MHZ or cap_w - power_below <= _POWER_TOLERANCE_W:
             break
         width = above - below
-        guess = below + width * (cap_w - power_below) / (power_above - power_below)
-        guess = min(max(guess, below + 0.1 * width), above - 0.1 * width)
+        guess = below + width * -excess_below / (excess_above - excess_below)
+        guess = min(max(guess, below + 0.01 * width), above - 0.01 * width)
         power = _power_w(profile, cost, energy, voltage, guess)
         if power <= cap_w:
-            below, power_below = guess, power
+            below, power_below, excess_below = guess, power, power - cap_w
+            excess_above = excess_above / 2.0 if kept == 1 else excess_above
+            kept = 1
         else:
-            above, power_above = guess, power
+            above, power_above, excess_above = guess, power, power - cap_w
+            excess_below = excess_below / 2.0 if kept == -1 else excess_below
+            kept = -1
     return below, False, power_below
 
 
