@@ -2,8 +2,8 @@
 
 A static model resolves configurations that differ in what it costs, not ones within its own
 error of each other: on the measured search spaces (docs/validation.md) the measured fastest
-configuration is predicted within a few percent of the predicted fastest as often as not, yet
-rarely first. Static pruning then measurement (Kernel Tuner on the shortlist) closes that gap:
+configuration is usually among the predicted fastest few percent of the space, yet rarely
+first. Static pruning then measurement (Kernel Tuner on the shortlist) closes that gap:
 the shortlist is the predicted fastest `share` of the configurations at the default power limit,
 at least one, and always holds the recommendation. Ties in predicted time go to the lower
 predicted energy, as the recommendation's rule does.
@@ -17,8 +17,9 @@ from typing import TypeVar
 
 from flipflop.model import Prediction
 
-# The share of the space handed to measurement by default: the budget the FlipFlop paper's
-# search-space reduction implies (93.4% reduction: a 6.6% shortlist), rounded up to a tenth.
+# The share of the space handed to measurement by default: the largest our goals allow (a
+# recommended set of at most 10% of the space, docs/validation.md), near the FlipFlop paper's
+# 93.4% search-space reduction (a 6.6% set).
 DEFAULT_SHORTLIST_SHARE = 0.10
 
 _Ranked = TypeVar("_Ranked")
