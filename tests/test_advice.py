@@ -454,3 +454,12 @@ def test_drivers_merge_by_line_and_sum_the_smallest_as_other(rtx3070: GpuProfile
     )
     every = [*spread, *repeated]
     assert {line for s in every for line in s.lines} <= {line for d in drivers for line in d.lines}
+
+
+def test_a_guess_says_why_a_pick_that_uses_less_energy_moves() -> None:
+    from flipflop.advice.assumptions import _then
+
+    assert _then(0.09) == "would use 9% more energy"
+    # Cheaper, yet replaced: it fell outside the slowdown budget under the variation.
+    assert _then(-0.012) == "would use 1% less energy but be slower than the budget allows"
+    assert _then(0.001) == "would use the same energy"

@@ -132,6 +132,16 @@ class Influence:
         return f"{self.guess.name} ({self.guess.assumed}) — {self.effects()}.{pin}"
 
 
+def _then(pick_regret: float) -> str:
+    """What today's pick would cost under the variation, against the new recommendation: more
+    energy, or less but no longer within the slowdown budget (it lost its place on time)."""
+    if pick_regret >= 0.005:
+        return f"would use {pick_regret:.0%} more energy"
+    if pick_regret <= -0.005:
+        return f"would use {-pick_regret:.0%} less energy but be slower than the budget allows"
+    return "would use the same energy"
+
+
 def _effect(outcome: Outcome, baseline: Recommendation) -> str:
     label = outcome.label
     rec = outcome.recommendation
@@ -141,10 +151,7 @@ def _effect(outcome: Outcome, baseline: Recommendation) -> str:
     if outcome.moves:
         if outcome.pick_regret is None:
             return f"{label}: {_config(rec.prediction)} instead ({picked} cannot launch then)"
-        return (
-            f"{label}: {_config(rec.prediction)} instead ({picked} would use"
-            f" {outcome.pick_regret:.0%} more energy)"
-        )
+        return f"{label}: {_config(rec.prediction)} instead ({picked} {_then(outcome.pick_regret)})"
     before, after, against = _savings(baseline, rec)
     if f"{after:.0%}" != f"{before:.0%}":
         return f"{label}: same pick, saving vs {against} {after:.0%} instead of {before:.0%}"
