@@ -272,7 +272,7 @@ def _clock_under_cap(
 
     P(f) rises with f but bends at every DVFS point, where V(f) changes slope: first a binary
     search over the DVFS points finds the segment holding the cap, then false position inside
-    the segment, where P(f) is smooth. Each step keeps a tenth of the bracket away from its
+    the segment, where P(f) is smooth. Each step keeps a hundredth of the bracket away from its
     ends, so the bracket always shrinks. `known` remembers P at DVFS points across caps.
     """
     cost, energy, voltage = prepared.cost, prepared.energy, prepared.voltage
@@ -313,7 +313,7 @@ def _clock_under_cap(
             excess_above = excess_above / 2.0 if kept == 1 else excess_above
             kept = 1
         else:
-            above, power_above, excess_above = guess, power, power - cap_w
+            above, excess_above = guess, power - cap_w
             excess_below = excess_below / 2.0 if kept == -1 else excess_below
             kept = -1
     return below, False, power_below
