@@ -314,3 +314,26 @@ def test_mean_ceil_matches_a_direct_sum() -> None:
         stride, count = generator.randint(1, 70), generator.randint(1, 200)
         direct = mean(max(0, math.ceil((span + slope * i) / stride)) for i in range(count))
         assert mean_ceil(span, slope, stride, count) == pytest.approx(direct)
+
+
+@pytest.mark.parametrize(("block", "blocks"), [((64, 16), (6, 3)), ((32, 8), (6, 5))])
+def test_guards_around_a_long_inner_loop_are_interpreted(
+    folder: Path, block: tuple[int, int], blocks: tuple[int, int]
+) -> None:
+    """Dedispersion's tiles: 3 x 8 guarded outputs a thread, 1536 channels each, the channel
+    loop kept rolled. Walking it for every output would take ~37000 steps, far past the
+    interpreter's budget, and leave every thread doing every output (24 times the work of a
+    launch whose threads mostly fail the bounds tests); the loop holds nothing the guards read,
+    so the run steps over it."""
+    features = compile_kernel(folder, "control_patterns", "tiled_channel_sums")
+    shape = LaunchShape((*block, 1), (*blocks, 1))
+    columns = [x * 3 + t for x in range(blocks[0] * block[0]) for t in range(3)]
+    rows = [y * 8 + t for y in range(blocks[1] * block[1]) for t in range(8)]
+    threads = blocks[0] * block[0] * blocks[1] * block[1]
+    outputs = sum(1 for c in columns if c < 1000) * sum(1 for r in rows if r < 300)
+    loads = loads_at(features, shape, {}, line_of("control_patterns", "channel sum"))
+    # Every block runs (a grid of at most 6 blocks an axis), a stratified sample of their
+    # threads: within a few percent.
+    assert loads == pytest.approx(1536 * outputs / threads, rel=0.03)
+    work = features.work(shape, {})
+    assert not any(text.startswith("branch") for text in work.assumptions), work.assumptions

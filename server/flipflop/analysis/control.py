@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -282,12 +282,15 @@ class _Builder:
         for (b, i), name in sorted(self._sites_kept.items()):
             if name not in opaque:
                 by_block.setdefault(b, []).append(i)
+        targets = {loop.header for loop in loops}
+        targets.update(block for guard in guards for block in (guard.branch, guard.region))
+        skipped = self._skipped_loops(targets, by_block)
         kept: list[SliceBlock | None] = []
         specials: set[str] = set()
         params: dict[str, None] = {}
         narrow: set[str] = set()  # read as 8- to 32-bit values: not addresses
         for block in range(count):
-            if order[block] < 0 or not reach[block]:
+            if order[block] < 0 or not reach[block] or block in skipped.inside:
                 kept.append(None)
                 continue
             instructions = tuple(blocks[block].instructions[i] for i in by_block.get(block, ()))
@@ -302,7 +305,7 @@ class _Builder:
                 for operand in instruction.operands[1:]:
                     if type(operand) is SpecialRegister:
                         specials.add(operand.name)
-            kept.append(SliceBlock(instructions, self._end(block, opaque)))
+            kept.append(SliceBlock(instructions, skipped.rerouted(self._end(block, opaque))))
         runnable = tuple(o if kept[b] is not None else -1 for b, o in enumerate(order))
         pointers: frozenset[str] = frozenset()
         wide = frozenset(params).difference(narrow)
@@ -322,6 +325,41 @@ class _Builder:
             kernel_params=frozenset(params),
             pointer_params=pointers,
         )
+
+    def _skipped_loops(self, targets: set[int], by_block: dict[int, list[int]]) -> _Skipped:
+        """Loops the run can step over: no target inside, one way out, and nothing the slice
+        computes inside read after it. Whatever their trips, every thread entering one leaves
+        it for the same block with the state that matters unchanged, so the counts are those of
+        a run that jumps from its header to its exit; a channel loop of 1536 trips inside a
+        guarded tile loop no longer spends the step budget (dedispersion)."""
+        flow = self.flow
+        blocks = self.function.blocks
+        kept_sites = [(b, i) for b, positions in by_block.items() for i in positions]
+        exits: dict[int, int] = {}
+        inside: set[int] = set()
+        for loop in flow.loops:
+            body = loop.body
+            if loop.header in inside or flow.reachable_order[0] in body or body & targets:
+                continue
+            leaving = {s for b in body for s in flow.successors[b] if s not in body}
+            if len(leaving) != 1 or any(not flow.successors[b] or self._returns(b) for b in body):
+                continue
+            written = {self._sites_kept[site] for site in kept_sites if site[0] in body}
+            read_after: set[str] = set()
+            for b, i in kept_sites:
+                if b not in body:
+                    read_after.update(_reads(blocks[b].instructions[i], self._sites_kept[b, i]))
+            read_after.update(p for b in self.reachable if b not in body
+                              if (p := self._decision(b)) is not None)  # fmt: skip
+            if written & read_after:
+                continue
+            exits[loop.header] = next(iter(leaving))
+            inside.update(body)
+        return _Skipped(exits, frozenset(inside))
+
+    def _returns(self, block: int) -> bool:
+        instructions = self.function.blocks[block].instructions
+        return bool(instructions) and instructions[-1].opcode in ("ret", "exit")
 
     def _end(self, block: int, opaque: set[str]) -> SliceEnd:
         successors = self.flow.successors[block]
@@ -344,6 +382,25 @@ class _Builder:
         assert guard is not None
         fallthrough = successors[0] if successors[1] == target else successors[1]
         return SliceEnd("branch", target, fallthrough, predicate, guard.negated)
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    """Loops the slice steps over: each header's way out, and every block inside them."""
+
+    exits: Mapping[int, int]
+    inside: frozenset[int]
+
+    def rerouted(self, end: SliceEnd) -> SliceEnd:
+        """The block end with each edge into a skipped loop sent on to the loop's exit."""
+        if not self.exits:
+            return end
+        return end._replace(taken=self._past(end.taken), fallthrough=self._past(end.fallthrough))
+
+    def _past(self, block: int) -> int:
+        while block in self.exits:
+            block = self.exits[block]
+        return block
 
 
 def _reads(instruction: Instruction, name: str) -> list[str]:
