@@ -167,3 +167,33 @@ def test_the_memory_driver_says_what_the_caches_serve(tmp_path: Path) -> None:
     assert 0.9 < in_l1 < 0.97
     # 64 sectors miss L1 per block, ~32.4 come from DRAM (the test above): L2 serves 49%.
     assert "L2 serves 49% of the rest" in memory.message
+
+
+def _loaded_offsets(tmp_path: Path, kernel: str) -> KernelFeatures:
+    assert NVCC is not None
+    ptx = tmp_path / "loaded_offsets.ptx"
+    if not ptx.exists():
+        subprocess.run([NVCC, "-ptx", "-arch=sm_86", str(KERNELS / "loaded_offsets.cu"), "-o",
+                        str(ptx)], check=True, capture_output=True)  # fmt: skip
+    return extract_features(parse_ptx(ptx.read_text(), str(ptx)), kernel)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc (CUDA toolkit) is not installed")
+def test_loads_at_loaded_offsets_are_served_by_l1_within_the_block(tmp_path: Path) -> None:
+    """Blocks of 8 x 16 threads read a byte each of a channel at a shift loaded from memory:
+    a warp is four rows of 8 lanes. The block's footprint is that of the address without the
+    shift (every row at the same offset: one sector a channel), whatever a request costs."""
+    shape = LaunchShape((8, 16, 1), (64, 1, 1))
+    shared = _loaded_offsets(tmp_path, "shared_shift").work(shape, {})
+    rows = _loaded_offsets(tmp_path, "row_shift").work(shape, {})
+    for work, sectors_per_warp in ((shared, 1), (rows, 4)):
+        (site,) = [s for s in work.sites if s.space == "global" and not s.is_store
+                   and s.stride_bytes == 1]  # fmt: skip
+        # A warp's request: the shared shift puts its four rows on one sector; rows at their
+        # own loaded offsets are costed as lying apart, a sector each.
+        assert site.sectors == pytest.approx(64 * sectors_per_warp / 32)
+        # The block: 64 channels of one sector, over 128 threads.
+        assert site.l1_miss_sectors == pytest.approx(64 / 128)
+        # Another block's shifts may differ: nothing is taken as shared with neighbours.
+        assert site.new_sectors == pytest.approx(site.l1_miss_sectors)
+        assert site.row_reuse_sectors == 0.0

@@ -353,9 +353,11 @@ def evaluate_site(
         )
         if far_rows:
             assumed = ("address offset from loaded data differs between the rows of a warp: "
-                       "rows taken as sharing no sector, each contiguous and aligned")  # fmt: skip
+                       "rows taken as sharing no sector, each contiguous and aligned; the "
+                       "block's reuse as if they coincided")  # fmt: skip
         else:
-            assumed = "address offset from loaded data, the same across a warp: taken as aligned"
+            assumed = ("address offset from loaded data, the same across a warp: taken as "
+                       "aligned, the block's reuse as if the whole block shared it")  # fmt: skip
     # A coefficient matters only when its index varies inside a warp.
     needed = (True, by > 1 and (bx % WARP != 0), bz > 1 and ((bx * by) % WARP != 0), True)
     try:

@@ -107,10 +107,23 @@ def _group_reuse(
     requested *= shape.threads_per_block
     l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
     low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
+    if first.kind in _LOADED_OFFSET_KINDS:
+        return Reuse(l1_miss)  # another block's offsets may differ: no sharing assumed
     span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
     before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
                                              span)  # fmt: skip
     return Reuse(l1_miss, 1.0 - before_x, row_before)
+
+
+# Addresses with an offset loaded from memory (`memory.describe_address`): the block's
+# footprint is that of the address without the loaded part, as if every thread of the block
+# loaded the same offset. Exact for a table entry the whole block shares (`uniform_data`); for
+# one per row of the block (`row_data`) the rows are taken to coincide, where a request is
+# costed as if they lay apart (`memory.evaluate_site`): the fewest bytes the block can bring in
+# against the most sectors one request can touch. Dedispersion's rows, DMs whose shifts differ
+# by a fraction of a sample, lie between and near the first (docs/validation.md).
+_LOADED_OFFSET_KINDS = frozenset(("row_data", "uniform_data"))
+_FOOTPRINT_KINDS = frozenset(("affine", "uniform")) | _LOADED_OFFSET_KINDS
 
 
 @dataclass(frozen=True)
@@ -129,7 +142,7 @@ def access_groups(sites: Sequence[StaticSite], kinds: Sequence[str]) -> tuple[Ac
     groups: dict[tuple[object, ...], list[int]] = {}
     for index, site in enumerate(sites):
         cached_read = site.space in ("global", "tex") and not site.is_store
-        if cached_read and site.kind in ("affine", "uniform") and site.copy_offsets is not None:
+        if cached_read and site.kind in _FOOTPRINT_KINDS and site.copy_offsets is not None:
             # Copies behind their own bounds tests (a guarded stencil) are one access still:
             # the loop nest, not the guards, says which copies run together.
             loops = tuple(i for i in site.key if kinds[i] == "loop")
@@ -141,8 +154,8 @@ def access_groups(sites: Sequence[StaticSite], kinds: Sequence[str]) -> tuple[Ac
         first = sites[members[0]]
         offsets = tuple(sorted({o for i in members for o in sites[i].copy_offsets or ()}))
         accesses = tuple(sites[i].accesses for i in members)
-        pattern = (first.space, first.width_bytes, first.lane_coefficients, first.lane_functions,
-                   offsets, first.block_coefficients, accesses)  # fmt: skip
+        pattern = (first.kind, first.space, first.width_bytes, first.lane_coefficients,
+                   first.lane_functions, offsets, first.block_coefficients, accesses)  # fmt: skip
         found.append(AccessGroup(tuple(members), patterns.setdefault(pattern, len(patterns))))
     return tuple(found)
 
