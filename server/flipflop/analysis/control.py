@@ -334,7 +334,17 @@ class _Builder:
         guarded tile loop no longer spends the step budget (dedispersion)."""
         flow = self.flow
         blocks = self.function.blocks
-        kept_sites = [(b, i) for b, positions in by_block.items() for i in positions]
+        writers: dict[int, set[str]] = {}  # per block, the slice registers it writes
+        readers: dict[str, set[int]] = {}  # per register, the blocks that read it
+        for b, positions in by_block.items():
+            for i in positions:
+                name = self._sites_kept[b, i]
+                writers.setdefault(b, set()).add(name)
+                for read in _reads(blocks[b].instructions[i], name):
+                    readers.setdefault(read, set()).add(b)
+        for b in self.reachable:
+            if (predicate := self._decision(b)) is not None:
+                readers.setdefault(predicate, set()).add(b)
         exits: dict[int, int] = {}
         inside: set[int] = set()
         for loop in flow.loops:
@@ -344,14 +354,8 @@ class _Builder:
             leaving = {s for b in body for s in flow.successors[b] if s not in body}
             if len(leaving) != 1 or any(not flow.successors[b] or self._returns(b) for b in body):
                 continue
-            written = {self._sites_kept[site] for site in kept_sites if site[0] in body}
-            read_after: set[str] = set()
-            for b, i in kept_sites:
-                if b not in body:
-                    read_after.update(_reads(blocks[b].instructions[i], self._sites_kept[b, i]))
-            read_after.update(p for b in self.reachable if b not in body
-                              if (p := self._decision(b)) is not None)  # fmt: skip
-            if written & read_after:
+            written = set().union(*(writers.get(b, ()) for b in body))
+            if any(not readers.get(name, set()) <= body for name in written):
                 continue
             exits[loop.header] = next(iter(leaving))
             inside.update(body)
