@@ -75,6 +75,8 @@ __global__ void last_block_guard(float* data, int n)
 // Dedispersion's shape: a tile of outputs per thread along both axes, each behind a bounds
 // test, each summing CHANNELS inputs. The inner loop holds no branch the analysis must count,
 // so a run of the control flow steps over it instead of walking its trips for every output.
+// The row loop stays rolled, as nvcc leaves dedispersion's: its bounds test reads the loop's
+// counter, which only a run of the launch can count.
 #define CHANNELS 1536
 #define TILE_X 3
 #define TILE_Y 8
@@ -87,6 +89,7 @@ __global__ void tiled_channel_sums(const unsigned char* input, float* output)
     for (int tx = 0; tx < TILE_X; tx++) {
         int column = x + tx;
         if (column < SAMPLES) {
+#pragma unroll 1
             for (int ty = 0; ty < TILE_Y; ty++) {
                 int row = y + ty;
                 if (row < ROWS) {
