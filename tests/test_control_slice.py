@@ -356,3 +356,23 @@ def test_a_band_of_working_blocks_is_sampled_finely_enough(
     outputs = sum(1 for c in columns if c < 1000) * sum(1 for r in rows if r < 300)
     loads = loads_at(features, shape, {}, line_of("control_patterns", "channel sum"))
     assert loads == pytest.approx(1536 * outputs / threads, rel=0.1)
+
+
+@pytest.mark.parametrize(("block", "blocks"), [((32, 4), (32, 16)), ((64, 2), (16, 40)),
+                                               ((8, 8), (125, 10))])  # fmt: skip
+def test_a_loop_that_breaks_on_another_bound_is_counted_per_launch(
+    folder: Path, block: tuple[int, int], blocks: tuple[int, int]
+) -> None:
+    """A rolled tile loop of 8 rows that breaks at the last row: read from its counter's exit
+    alone it ran 8 trips for every thread, 1.7-2.1 times the rows these grids have; its other
+    exit tests another bound, so a run of the launch counts it."""
+    features = compile_kernel(folder, "control_patterns", "tiled_rows_break")
+    shape = LaunchShape((*block, 1), (*blocks, 1))
+    threads = blocks[0] * block[0] * blocks[1] * block[1]
+    columns = sum(1 for x in range(blocks[0] * block[0]) if x < 1000)
+    rows = sum(min(8, max(0, 300 - y * 8)) for y in range(blocks[1] * block[1]))
+    loads = loads_at(features, shape, {}, line_of("control_patterns", "row copy"))
+    # The band of rows ends inside a stratum of the sampled blocks: within 10%.
+    assert loads == pytest.approx(columns * rows / threads, rel=0.1)
+    loop = next(f for f in features.factors if f.kind == "loop")
+    assert loop.assumed and "another exit tests another bound" in loop.description

@@ -43,6 +43,8 @@ class TripCount:
     expression: ex.Expr
     assumed: bool
     reason: str  # how it was derived, or why it could not be
+    # The exit test it was read from: (counter step, bound); None for halving loops.
+    test: tuple[ex.Expr, ex.Expr] | None = None
 
 
 def trip_count(
@@ -50,11 +52,22 @@ def trip_count(
 ) -> TripCount:
     exits = _exit_branches(function, flow, loop)
     reasons: list[str] = []
+    counted: list[TripCount] = []
     for block, bottom in exits:
         result = _from_exit(function, values, loop, block, bottom)
         if isinstance(result, TripCount):
-            return result
-        reasons.append(result)
+            counted.append(result)
+        else:
+            reasons.append(result)
+    if counted:
+        first = counted[0]
+        # Unrolled copies test the same counter against the same bound, each a step further;
+        # an exit that tests another bound or step (`if (row >= rows) break;` in a tile loop)
+        # may end the loop first, and only a run of the launch can say how often.
+        if any(other.test != first.test for other in counted[1:]):
+            return TripCount(first.expression, True, "another exit tests another bound: "
+                             f"{first.reason} where a run cannot count it")  # fmt: skip
+        return first
     reason = "; ".join(dict.fromkeys(reasons)) or "no conditional exit"
     return TripCount(ex.const(DEFAULT_TRIP_COUNT), True, reason)
 
@@ -138,7 +151,7 @@ def _from_exit(
             trips = ex.add(passes, ex.ONE) if bottom else passes
             shape = "bottom-tested" if bottom else "top-tested"
             return TripCount(trips, False, f"{shape} loop, counter step {stride}, bound {bound}, "
-                             "averaged over the threads' starts")  # fmt: skip
+                             "averaged over the threads' starts", (stride, bound))  # fmt: skip
         else:
             mean = mean_position(position)
             if mean is None:
@@ -152,7 +165,8 @@ def _from_exit(
     if bottom:
         trips = ex.maximum(ex.ONE, trips)
     shape = "bottom-tested" if bottom else "top-tested"
-    return TripCount(trips, False, f"{shape} loop, counter step {stride}, bound {bound}")
+    return TripCount(trips, False, f"{shape} loop, counter step {stride}, bound {bound}",
+                     (stride, bound))
 
 
 def _halving(
