@@ -106,9 +106,9 @@ def _group_reuse(
     requested = sum(shapes[i].sectors * sites[i].accesses for i in members)
     requested *= shape.threads_per_block
     l1_miss = min(1.0, touched / requested) if requested > 0.0 else 1.0
-    low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
     if first.kind in _LOADED_OFFSET_KINDS:
         return Reuse(l1_miss)  # another block's offsets may differ: no sharing assumed
+    low, high = thread_address_range(cx, cy, cz, cl, *block, functions)
     span = min(offsets) + low, max(offsets) + high + first.width_bytes - 1
     before_x, row_before = _neighbour_shares(first, shape, env, offsets, touched, footprint,
                                              span)  # fmt: skip
