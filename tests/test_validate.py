@@ -166,6 +166,16 @@ def test_validate_command_prints_the_documented_json(capsys: pytest.CaptureFixtu
     assert shapes["256"]["parameters"] == {"block.x": 256, "block.y": 1, "block.z": 1}
     assert shapes["256"]["bound"] in {"memory", "compute", "shared", "latency", "launch"}
     assert [c["recommended"] for c in report["configurations"]].count(True) >= 1
+    # Why each time is what it is: the terms of the time model, none longer than the time
+    # (it is each term at its longest, the others hidden under it), the bound the longest.
+    for shape in shapes.values():
+        parts = shape["predicted_time_parts_s"]
+        assert {"issue", "dram", "latency", "tail", "launch"} <= set(parts)
+        assert all(seconds <= shape["predicted_time_s"] * (1 + 1e-9) for seconds in parts.values())
+        longest = max((name for name in parts if name not in {"latency", "barrier", "tail"}),
+                      key=parts.__getitem__)
+        assert (longest == "dram") == (shape["bound"] == "memory")
+        assert shape["active_blocks_per_sm"] >= 1
     # Four shapes, one of each block.x: no value has the configurations a bias needs.
     assert report["bias_by_parameter"] == []
 

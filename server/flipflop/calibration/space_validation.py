@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from flipflop.advice.shortlist import fastest_share
-from flipflop.calibration.validation import FileValidation, ScoredConfig, score_file
+from flipflop.calibration.validation import FileValidation, ScoredConfig, score_file, time_parts
 from flipflop.formats.measured import MeasuredConfig, MeasuredSpace
 from flipflop.formats.t1 import T1Input
 from flipflop.model.predict import Prediction
@@ -109,6 +109,8 @@ def _scored(entry: MeasuredConfig, prediction: Prediction, recommended: bool) ->
         recommended=recommended,
         parameters=tuple(entry.config.items()),
         bound=prediction.bound,
+        time_parts=time_parts(prediction.breakdown.time),
+        active_blocks_per_sm=prediction.active_blocks_per_sm,
     )
 
 

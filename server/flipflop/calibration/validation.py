@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
 from flipflop.calibration.bias import ParameterBias, bias_by_parameter, bias_to_json
+from flipflop.model.predict import TimeBreakdown
 
 TOP_MEASURED_SHARE = 0.05
 TOP_PREDICTED_SHARE = 0.10
@@ -54,6 +55,10 @@ class ScoredConfig:
     # as (name, value): what `flipflop.calibration.bias` groups the errors by.
     parameters: tuple[tuple[str, int | float | str], ...] = ()
     bound: str = ""  # what the model says limits it ("compute", "memory", ...)
+    # Why the model predicts the time it does: each term of the time model alone, summed over
+    # the waves (`flipflop.model.predict.TimeBreakdown`; they overlap, so they do not add up).
+    time_parts: tuple[tuple[str, float], ...] = ()
+    active_blocks_per_sm: int = 0
 
 
 @dataclass(frozen=True)
@@ -281,5 +286,16 @@ def _configuration_json(config: ScoredConfig) -> dict[str, object]:
         "measured_energy_j": config.measured_energy_j,
         "predicted_energy_j": config.predicted_energy_j,
         "bound": config.bound,
+        "predicted_time_parts_s": dict(config.time_parts),
+        "active_blocks_per_sm": config.active_blocks_per_sm,
         "recommended": config.recommended,
     }
+
+
+def time_parts(breakdown: TimeBreakdown) -> tuple[tuple[str, float], ...]:
+    """The terms of a predicted time worth showing: every pipeline that does work, DRAM, the
+    working warp's chain (with its barrier part), the partial last wave and the launch."""
+    pipes = tuple((name, seconds) for name, seconds in breakdown.compute_s if seconds > 0.0)
+    return (*pipes, ("dram", breakdown.dram_s), ("latency", breakdown.latency_s),
+            ("barrier", breakdown.barrier_s), ("tail", breakdown.tail_s),
+            ("launch", breakdown.launch_s))

@@ -27,6 +27,7 @@ from flipflop.calibration.validation import (
     FileValidation,
     ScoredConfig,
     score_file,
+    time_parts,
     validation_to_json,
 )
 from flipflop.commands.launch_options import (
@@ -287,6 +288,8 @@ def validate_measurements(
             recommended=m.block in recommended,
             parameters=tuple(zip(("block.x", "block.y", "block.z"), m.block, strict=True)),
             bound=predicted[m.block].bound,
+            time_parts=time_parts(predicted[m.block].breakdown.time),
+            active_blocks_per_sm=predicted[m.block].active_blocks_per_sm,
         )
         for m in data.configs
         if m.block in predicted
