@@ -70,5 +70,6 @@ def test_the_json_report_carries_the_bias_and_every_configuration() -> None:
     assert configurations[0] == {
         "label": "1,1", "parameters": {"VW": 1, "UNROLL": 1}, "measured_time_s": 2.0,
         "predicted_time_s": 1.0, "measured_energy_j": None, "predicted_energy_j": 100.0,
-        "bound": "", "recommended": False,
+        "bound": "", "predicted_time_parts_s": {}, "active_blocks_per_sm": 0,
+        "recommended": False,
     }
