@@ -413,13 +413,15 @@ NOT_BUILT = (
     "2080 Ti, 0.89 -> 0.91 on the RTX 3090) and reproduces the VWM series' trend (27.6, "
     "17.9, 13.1 ms predicted on the RTX 3090 against 25.3, 12.7, 8.7 measured), but no "
     "compiler issues that code: NVRTC and ptxas of CUDA 11.8 and 12.0 (the PyPI wheels) "
-    "make the same instruction mix as nvcc 13 for those variants (64 LDS.128 for VWM 1 and "
-    "4) and for convolution's (tile 1×7: 2120 instructions with 315 LDS on 64×1 blocks, 2208 "
-    "with 405 on 48×2), so the toolchain of the 2023 measurements is not what the model "
-    "misses; what the unmerged loads stand in for is the cost of A's global loads with "
+    "make the same shared loads and FFMAs as nvcc 13 for those variants (64 LDS.128 and 528 "
+    "FFMA for VWM 1 and 4, totals within 2%) and the same code for convolution's (tile 1×7: "
+    "2120 instructions with 315 LDS on 64×1 blocks, 2208 with 405 on 48×2), so the "
+    "toolchain of the 2023 measurements is not what the model misses; what the unmerged "
+    "loads stand in for is the cost of A's global loads with "
     "lanes 16 bytes apart (STRM 0, VWM 1: each LDG.32 touches 16 sectors, the four copies "
     "of a thread the same ones).",
 )
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
