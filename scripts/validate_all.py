@@ -410,8 +410,8 @@ NOT_BUILT = (
     "loads that wait in the L1 data path's queue (an M/D/1 wait for each of a warp's "
     "requests at the path's utilisation, added to the chain and solved with the wave's time) "
     "move ρ by at most 0.01 and the picks among near ties (gemm RTX 2080 Ti 30.3% -> 54.9%, "
-    "convolution_milo 5.4% -> 28.4%); picking the configuration whose worst "
-    "case over these variants is best costs 58% on gemm RTX 2080 Ti. Costing every shared "
+    "convolution_milo 5.4% -> 28.4%); picking the configuration whose worst case over the "
+    "p-norm and the ×2 chains is best costs 58% on gemm RTX 2080 Ti. Costing every shared "
     "load as its own request (no LDS.128 merging) raises gemm's ρ (0.92 -> 0.93 on the RTX "
     "2080 Ti, 0.89 -> 0.91 on the RTX 3090) and reproduces the VWM series' trend (27.6, "
     "17.9, 13.1 ms predicted on the RTX 3090 against 25.3, 12.7, 8.7 measured), but no "
@@ -420,9 +420,8 @@ NOT_BUILT = (
     "FFMA for VWM 1 and 4, totals within 2%) and the same code for convolution's (tile 1×7: "
     "2120 instructions with 315 LDS on 64×1 blocks, 2208 with 405 on 48×2), so the "
     "toolchain of the 2023 measurements is not what the model misses; what the unmerged "
-    "loads stand in for is the cost of A's global loads with "
-    "lanes 16 bytes apart (STRM 0, VWM 1: each LDG.32 touches 16 sectors, the four copies "
-    "of a thread the same ones).",
+    "loads stand in for is the cost of A's global loads with lanes 16 bytes apart (STRM 0, "
+    "VWM 1: each LDG.32 touches 16 sectors, the four copies of a thread the same ones).",
 )
 
 
