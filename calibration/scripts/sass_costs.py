@@ -369,6 +369,8 @@ class SassInstruction:
     predicated: bool  # guarded by a predicate other than PT
     target: str | None  # label of a branch or call
     conditional: bool  # a branch that may fall through
+    operands: str = ""  # as nvdisasm writes them: "R4, R9.reuse, R10, R4"
+    guard: str = ""  # "@P0", "@!P1"; empty when unguarded
 
 
 @dataclass(frozen=True)
@@ -419,7 +421,7 @@ def parse_sass(text: str) -> dict[str, SassFunction]:
             current.append(("", []))
         current[-1][1].append(SassInstruction(
             opcode, predicated, target_match["target"] if target_match else None,
-            conditional=predicated or extra,
+            conditional=predicated or extra, operands=operands.strip(), guard=guard,
         ))  # fmt: skip
     return {name: SassFunction(name, tuple((label, tuple(body)) for label, body in blocks))
             for name, blocks in functions.items()}  # fmt: skip
