@@ -8,6 +8,7 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from cuda_toolchain import nvcc_for_tests
 
@@ -19,12 +20,18 @@ class ToolsMissing(RuntimeError):
     """ptxas or nvdisasm is not installed."""
 
 
-def ptxas_and_nvdisasm() -> tuple[Path, Path]:
-    spec = importlib.util.spec_from_file_location("sass_costs_for_machine_code", SCRIPT)
+def load_script(path: Path, name: str) -> ModuleType:
+    """A script of calibration/scripts as a module registered under `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
+    return module
+
+
+def ptxas_and_nvdisasm() -> tuple[Path, Path]:
+    module = load_script(SCRIPT, "sass_costs_for_machine_code")
     try:
         found = module.find_tools()
     except module.MeasureError as error:

@@ -4,15 +4,13 @@ for the banks, kernels nvcc compiles for the schedule."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from cuda_toolchain import nvcc_for_tests
-from machine_code import ToolsMissing, ptxas_and_nvdisasm
+from machine_code import ToolsMissing, load_script, ptxas_and_nvdisasm
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "calibration" / "scripts" / "machine_code_scores.py"
@@ -57,12 +55,7 @@ extern "C" __global__ void chains(float *out, const float *in, int n) {
 
 @pytest.fixture(scope="module")
 def script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("machine_code_scores_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "machine_code_scores_script")
 
 
 def test_bank_cycles_follow_register_parity_and_reuse_flags(script: ModuleType) -> None:

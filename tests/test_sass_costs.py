@@ -7,10 +7,8 @@ from real ptxas and nvdisasm output; these tests use the same functions on the s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -23,6 +21,7 @@ from flipflop.ir import split_opcode
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
 from flipflop.toolchain import Toolchain
+from machine_code import load_script
 
 __all__ = ["corpus_compiler"]  # the session fixture, used by name below
 
@@ -34,12 +33,7 @@ ARCHES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sass_costs_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT, "sass_costs_script")
 
 
 @pytest.fixture(scope="module")
