@@ -2,7 +2,8 @@
 configuration.
 
     .venv/bin/python calibration/scripts/machine_code_scores.py RESULT.json --arch sm_86 \\
-        --source calibration/validation/xgemm.cu -I ../shared/data/measured/gemm [--jobs 2]
+        --source calibration/validation/xgemm.cu -I ../shared/data/measured/gemm \\
+        [--kernel Xgemm] [--jobs 2]
 
 RESULT.json is what `flipflop validate --format json` wrote for one measured file: the
 configurations it scored with their measured and predicted times and time terms. Each
@@ -219,9 +220,13 @@ def compile_listing(source: Path, arch: str, includes: Sequence[str],
     with tempfile.TemporaryDirectory(prefix="machine-code-") as folder:
         cubin = Path(folder, "kernel.cubin")
         flags = [f"-D{name}={value}" for name, value in defines.items()]
-        subprocess.run([str(nvcc), "-cubin", f"-arch={arch}", *(f"-I{i}" for i in includes),
-                        *flags, str(source), "-o", str(cubin)], check=True, capture_output=True,
-                       timeout=_TIMEOUT_S)  # fmt: skip
+        compiled = subprocess.run([str(nvcc), "-cubin", f"-arch={arch}",
+                                   *(f"-I{i}" for i in includes), *flags, str(source), "-o",
+                                   str(cubin)], capture_output=True, text=True,
+                                  timeout=_TIMEOUT_S)  # fmt: skip
+        if compiled.returncode != 0:
+            raise SystemExit(f"nvcc failed on {source} with {' '.join(flags)}:\n"
+                             f"{compiled.stderr.strip()}")  # fmt: skip
         listed = subprocess.run([str(nvdisasm), "-c", str(cubin)], check=True,
                                 capture_output=True, text=True, timeout=_TIMEOUT_S)  # fmt: skip
         return listed.stdout
