@@ -461,7 +461,15 @@ NOT_BUILT = (
     "correlation with it (0.37, 0.53): the power is a stand-in for how busy the model thinks the "
     "SM is. Hiding costed as a closed queue (mean-value analysis of the warps of a scheduler "
     "cycling through the busiest unit and their chain) instead of independent warps: median ρ "
-    "unchanged, median regret 14.0% -> 19.4%.",
+    "unchanged, median regret 14.0% -> 19.4%. The loads' waits (loads over those in flight, times "
+    "the latency of the level that serves them) paid once a wave and unhidden, as if a block's "
+    "load phase coincided with those of its wave, on top of the chain: convolution ρ 0.92 -> 0.89 "
+    "on both GPUs; taken out of the chain instead: convolution 0.92 -> 0.92 and 0.93 -> 0.91, gemm "
+    "RTX 2080 Ti's pick 30.3% -> 42.4%, and on the tile-1×7 grid one-row blocks go from 0.87× to "
+    "0.93× of two-row ones (measured 1.20×). At the model's L1 and L2 hit latencies those waits "
+    "are too short for what one-row blocks lose; about 0.3 µs a round trip, two and a half times "
+    "the L2 hit latency, would put the RTX 3090's one-, two- and four-row blocks of that grid "
+    "within about 8% of their measured times — a latency under load the model has no source for.",
 )
 
 
