@@ -14,10 +14,12 @@ from flipflop.calibration.validation import (
     mape,
     score_file,
     spearman,
+    time_parts,
     top_recall,
     validation_to_json,
 )
 from flipflop.commands import validate
+from flipflop.model.predict import TimeBreakdown
 
 FIXTURE = Path(__file__).parent / "data" / "synthetic-h200" / "workloads" / "vector_add.json"
 
@@ -178,6 +180,19 @@ def test_validate_command_prints_the_documented_json(capsys: pytest.CaptureFixtu
         assert shape["active_blocks_per_sm"] >= 1
     # Four shapes, one of each block.x: no value has the configurations a bias needs.
     assert report["bias_by_parameter"] == []
+
+
+def test_time_parts_name_every_unit_that_works_the_shared_banks_too() -> None:
+    breakdown = TimeBreakdown(
+        dram_s=2.0, compute_s=(("issue", 3.0), ("fp32", 0.0), ("l1", 1.0)), shared_s=4.0,
+        latency_s=5.0, barrier_s=0.5, tail_s=0.25, launch_s=0.125,
+    )  # fmt: skip
+    assert time_parts(breakdown) == (
+        ("issue", 3.0), ("l1", 1.0), ("shared", 4.0), ("dram", 2.0), ("latency", 5.0),
+        ("barrier", 0.5), ("tail", 0.25), ("launch", 0.125),
+    )  # fmt: skip
+    idle_banks = TimeBreakdown(2.0, (("issue", 3.0),), 0.0, 5.0, 0.5, 0.25, 0.125)
+    assert "shared" not in dict(time_parts(idle_banks))
 
 
 def test_validate_command_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -46,6 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sass_costs import (
+    MeasureError,
     SassFunction,
     SassInstruction,
     find_tools,
@@ -58,7 +59,7 @@ from flipflop.gpu.latencies import (
     SHARED_LATENCY_CYCLES,
 )
 from flipflop.model.constants import L1_HIT_LATENCY_CYCLES
-from flipflop.toolchain import find_toolchain
+from flipflop.toolchain import ToolchainError, find_toolchain
 
 FP32_OPCODES = frozenset(("FFMA", "FADD", "FMUL"))
 # Opcodes whose first operand is read, not written.
@@ -227,8 +228,11 @@ def compile_listing(source: Path, arch: str, includes: Sequence[str],
         if compiled.returncode != 0:
             raise SystemExit(f"nvcc failed on {source} with {' '.join(flags)}:\n"
                              f"{compiled.stderr.strip()}")  # fmt: skip
-        listed = subprocess.run([str(nvdisasm), "-c", str(cubin)], check=True,
-                                capture_output=True, text=True, timeout=_TIMEOUT_S)  # fmt: skip
+        listed = subprocess.run([str(nvdisasm), "-c", str(cubin)], capture_output=True,
+                                text=True, timeout=_TIMEOUT_S)  # fmt: skip
+        if listed.returncode != 0:
+            raise SystemExit(f"nvdisasm failed on {source} with {' '.join(flags)}:\n"
+                             f"{listed.stderr.strip()}")  # fmt: skip
         return listed.stdout
 
 
@@ -276,12 +280,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-I", dest="includes", action="append", default=[])
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    result = json.loads(args.result.read_text(encoding="utf-8"))
+    try:
+        result = json.loads(args.result.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"{args.result}: cannot read it as JSON ({error})") from error
+    if not isinstance(result, dict) or not isinstance(result.get("configurations"), list):
+        raise SystemExit(f"{args.result}: not `flipflop validate --format json` output "
+                         "(no configurations)")  # fmt: skip
     configs = [c for c in result["configurations"]
                if isinstance(c.get("measured_time_s"), float)
                and isinstance(c.get("predicted_time_s"), float)]  # fmt: skip
-    nvcc = find_toolchain().nvcc
-    nvdisasm = find_tools().nvdisasm
+    try:
+        nvcc = find_toolchain().nvcc
+        nvdisasm = find_tools().nvdisasm
+    except (ToolchainError, MeasureError) as error:
+        raise SystemExit(str(error)) from error
 
     def one(config: Mapping[str, object]) -> MachineCode:
         parameters = config["parameters"]

@@ -295,7 +295,9 @@ def _configuration_json(config: ScoredConfig) -> dict[str, object]:
 def time_parts(breakdown: TimeBreakdown) -> tuple[tuple[str, float], ...]:
     """The terms of a predicted time worth showing: every pipeline that does work, DRAM, the
     working warp's chain (with its barrier part), the partial last wave and the launch."""
-    pipes = tuple((name, seconds) for name, seconds in breakdown.compute_s if seconds > 0.0)
+    # The shared-memory banks are a unit of their own, kept apart from `compute_s`.
+    units = (*breakdown.compute_s, ("shared", breakdown.shared_s))
+    pipes = tuple((name, seconds) for name, seconds in units if seconds > 0.0)
     return (*pipes, ("dram", breakdown.dram_s), ("latency", breakdown.latency_s),
             ("barrier", breakdown.barrier_s), ("tail", breakdown.tail_s),
             ("launch", breakdown.launch_s))
