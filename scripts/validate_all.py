@@ -133,7 +133,9 @@ DATASETS = (
         "against the file (bias section). Costing the rows as coinciding in the request too "
         "(the block's footprint already does) lowers ρ to 0.42, so something else is "
         "mis-costed the other way (what L2 serves the x-neighbours that re-read each sector "
-        "is one candidate: the model has no L2 bandwidth limit). The grid is problem / block "
+        "is one candidate; a bound on the L2 bandwidth of the misses the model counts is not: "
+        "they ask L2 for at most 2.1 bytes a cycle per SM at the predicted times, 'Scored and "
+        "not built'). The grid is problem / block "
         "(the tune script passes no grid divisor), so with tiles only one block in "
         "tile_size_x × tile_size_y has work; the model spreads the working threads over every "
         "block, and large tiles are charged a working warp's latency chain in every wave: "
@@ -469,7 +471,19 @@ NOT_BUILT = (
     "0.93× of two-row ones (measured 1.20×). At the model's L1 and L2 hit latencies those waits "
     "are too short for what one-row blocks lose; about 0.3 µs a round trip, two and a half times "
     "the L2 hit latency, would put the RTX 3090's one-, two- and four-row blocks of that grid "
-    "within about 8% of their measured times — a latency under load the model has no source for.",
+    "within about 8% of their measured times — a latency under load the model has no source for. "
+    "An L2 bandwidth bound beside DRAM's (a wave's load sectors that miss L1, its store sectors "
+    "and local bytes, at B bytes a cycle per SM): at the predicted times no configuration asks L2 "
+    "for more than 2.1 (dedispersion), 5.2-6.0 (convolution, convolution_milo) or 13.0-14.5 (gemm) "
+    "bytes a cycle per SM, so at B = 12 or more nothing moves, and at B = 8 (1.1 TB/s on the RTX "
+    "3090) gemm's ρ falls (0.92 -> 0.89 on the RTX 2080 Ti, 0.89 -> 0.87 on the RTX 3090) and gemm "
+    "RTX 2080 Ti's pick goes to 54.9%: L2 bandwidth is not what the fast configurations lack. The "
+    "length of gemm's main loop in machine code (machine_code_scores.py: 73-2516 instructions, up "
+    "to 40 KB), which instruction fetch would charge once the loop outgrows the instruction "
+    "caches: ρ of the error against it -0.04 (RTX 3090) and -0.07 (RTX 2080 Ti), and the 20 "
+    "configurations of each file whose loop passes 16 KB measure, against the model, slightly "
+    "faster than the rest (median log error 0.07 against 0.11 on the RTX 3090, 0.44 against 0.51 "
+    "on the RTX 2080 Ti), not slower.",
 )
 
 

@@ -103,8 +103,11 @@ def test_scores_rank_the_error_against_both_properties(script: ModuleType) -> No
          "predicted_time_parts_s": {"fp32": 0.95}}
         for t in (1.0, 1.5, 2.0, 2.5)
     ]  # fmt: skip
-    codes = [script.MachineCode(1.0 + 0.1 * k, 2.0 - 0.1 * k, 100) for k in range(4)]
+    codes = [script.MachineCode(1.0 + 0.1 * k, 2.0 - 0.1 * k, 100 + 400 * (k % 2))
+             for k in range(4)]  # fmt: skip
     lines = list(script.scores(configs, codes))
     assert lines[0].startswith("every configuration (4)")
     assert "ρ(error) +1.00" in lines[0] and "ρ(error) -1.00" in lines[0]
+    # Lengths 100, 500, 100, 500 against errors rising: ties ranked by their mean.
+    assert "main loop instructions 100-500, ρ(error) +0.45" in lines[0]
     assert lines[1].startswith("FP32-bound (4)")

@@ -8,7 +8,7 @@ configuration.
 RESULT.json is what `flipflop validate --format json` wrote for one measured file: the
 configurations it scored with their measured and predicted times and time terms. Each
 configuration is compiled again as Kernel Tuner compiles it (`-DNAME=VALUE` for every tunable)
-into a cubin for `--arch`, and nvdisasm lists it. Two things the PTX cannot show are measured
+into a cubin for `--arch`, and nvdisasm lists it. Three things the PTX cannot show are measured
 there, and the Spearman ρ of each against the model's error (measured over predicted time) is
 printed, over every configuration and over those whose FP32 pipe is at least 90% of their
 predicted time:
@@ -25,7 +25,9 @@ predicted time:
   `ALU_DEPENDENT_LATENCY_CYCLES` for arithmetic, `SHARED_LATENCY_CYCLES` for a shared load and
   `L1_HIT_LATENCY_CYCLES` for other loads (the model's constants). The body of the backward
   branch that spans the most instructions runs twice and the second pass is counted, so that
-  chains carried around the loop are paid; without a loop, the function's longest block.
+  chains carried around the loop are paid; without a loop, the function's longest block;
+- **the main loop's length** in machine instructions (16 bytes each): what instruction fetch
+  would cost if the loop outgrew the instruction caches.
 
 docs/validation.md reports what this printed for the gemm files ("Scored and not built").
 """
@@ -261,9 +263,12 @@ def scores(configs: Sequence[Mapping[str, object]],
         errors = [_log_error(c) for c, _ in picked]
         banks = [m.fp32_bank_cycles for _, m in picked]
         loop = [m.loop_cycles_per_instruction for _, m in picked]
+        length = [m.loop_instructions for _, m in picked]
         yield (f"{name} ({len(picked)}): FP32 bank cycles {min(banks):.2f}-{max(banks):.2f}, "
                f"ρ(error) {_rho(errors, banks)}; main loop cycles an instruction "
-               f"{min(loop):.2f}-{max(loop):.2f}, ρ(error) {_rho(errors, loop)}")  # fmt: skip
+               f"{min(loop):.2f}-{max(loop):.2f}, ρ(error) {_rho(errors, loop)}; main loop "
+               f"instructions {min(length)}-{max(length)}, ρ(error) "
+               f"{_rho(errors, [float(n) for n in length])}")  # fmt: skip
 
 
 def _rho(xs: Sequence[float], ys: Sequence[float]) -> str:
