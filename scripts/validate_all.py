@@ -483,7 +483,16 @@ NOT_BUILT = (
     "caches: ρ of the error against it -0.04 (RTX 3090) and -0.07 (RTX 2080 Ti), and the 20 "
     "configurations of each file whose loop passes 16 KB measure, against the model, slightly "
     "faster than the rest (median log error 0.07 against 0.11 on the RTX 3090, 0.44 against 0.51 "
-    "on the RTX 2080 Ti), not slower.",
+    "on the RTX 2080 Ti), not slower. Shared memory and L1 on Turing at 64 bytes a cycle per SM, "
+    "half the profile's 128 (a figure microbenchmark write-ups give for the T4): gemm RTX 2080 "
+    "Ti's pick 30.3% -> 0.0% (29.4% -> 4.7% on the 400-configuration sample) and MAPE halved "
+    "(convolution 55% -> 28%, gemm 40% -> 24%), but ρ falls on both files and both samples "
+    "(convolution 0.92 -> 0.88 and 0.91 -> 0.85, gemm 0.92 -> 0.92 and 0.89 -> 0.88), "
+    "convolution's pick goes 14.0% -> 17.5% (23.5% -> 15.5% on the larger sample), the time of a "
+    "2-way conflicting configuration over its padded twin (40 pairs, block_size_x 4-16) comes out "
+    "1.95 where 1.82 is measured (1.77 at 128), and the Nsight Compute team gives L1 and shared "
+    "memory of compute capability 7.0-7.5 a return bandwidth of 128 bytes a cycle (NVIDIA "
+    "developer forums, 'Unexpected shared memory bank conflict').",
 )
 
 
