@@ -97,7 +97,7 @@ def test_a_dependent_chain_paces_the_loop_and_independent_ones_do_not(
     assert low <= code.loop_cycles_per_instruction <= high
 
 
-def test_scores_rank_the_error_against_both_properties(script: ModuleType) -> None:
+def test_scores_rank_the_error_against_each_property(script: ModuleType) -> None:
     configs = [
         {"measured_time_s": 2.0 * t, "predicted_time_s": 1.0,
          "predicted_time_parts_s": {"fp32": 0.95}}
