@@ -518,7 +518,23 @@ NOT_BUILT = (
     "run K / KWG times, is 0.76-0.96 of the issue slots the model counts a thread (nvdisasm, "
     "where the longest loop is the k loop) — and no source gives a GA10x "
     "scheduler less than one instruction a cycle, so the factor would be fitted to the files it "
-    "is reported on: not built.",
+    "is reported on: not built. Under the power limit the order of the compute-bound "
+    "configurations depends on what each unit's work costs in energy: on the RTX 2080 Ti 51 "
+    "(convolution) and 52 (gemm) of the hundred are predicted at the 250 W limit, at clocks that "
+    "differ with their energy per FLOP, while on the RTX 3090 and RTX A6000 at most one is. "
+    "Charging the L1/shared data path more (the profile's 0.33 pJ a byte on the RTX 2080 Ti is "
+    "Horowitz's 8 KB SRAM read scaled to 12 nm; each wavefront of a warp's shared and global "
+    "requests at K times that, and L2 energy only for the sectors that miss L1): at K = 1-7 "
+    "nothing moves; at K = 10-20 gemm RTX 2080 Ti's pick goes 30.3% -> 0.0% (ρ 0.92 -> 0.93) and, "
+    "on the 400-configuration sample, convolution RTX 2080 Ti's 23.5% -> 15.5% (its pick on this "
+    "sample unchanged at 14.0%), gemm RTX 3090's ρ 0.88 -> 0.89 and nothing else moves; at K = 30 "
+    "convolution RTX 2080 Ti's pick goes to 17.5%, at 50 dedispersion's to 3.8%. Not built: the "
+    "capped clocks move the predicted times 2-5%, among configurations that measure 1.00-1.70× the "
+    "best, so it orders near ties without explaining their spread; the error follows the data "
+    "path's share of the time no more among the capped convolution configurations than among all "
+    "(Spearman ρ +0.37 against +0.48; gemm +0.55 against +0.18); K could only be read from the "
+    "Turing files (the Ampere files, with no configuration at the limit, leave it undetermined); "
+    "and nothing here measures the data path's energy a byte.",
 )
 
 
