@@ -534,7 +534,14 @@ NOT_BUILT = (
     "path's share of the time no more among the capped convolution configurations than among all "
     "(Spearman ρ +0.37 against +0.48; gemm +0.55 against +0.18); K could only be read from the "
     "Turing files (the Ampere files, with no configuration at the limit, leave it undetermined); "
-    "and nothing here measures the data path's energy a byte.",
+    "and nothing here measures the data path's energy a byte. IMAD (integer multiply-add, and the "
+    "moves and shifts ptxas writes as IMAD) runs on the FMA pipe, not the integer ALU (the Nsight "
+    "Compute team on the NVIDIA developer forums: GV100's FMA pipe executes FP32 and IMAD, GA10x's "
+    "FMAheavy pipe IMAD, IDP and FP32), where the SASS cost table counts it on the integer pipe; "
+    "moved to the FP32 pipe (IMAD, IMUL and IDP of every measured form): nothing moves on the "
+    "Ampere files (ρ within 0.001, the same picks), and on the RTX 2080 Ti, whose FMA pipe no "
+    "source describes, gemm's pick goes 30.3% -> 58.2% among its near ties (ρ 0.92 -> 0.92, "
+    "convolution unchanged): not built, since it changes nothing where the source applies.",
 )
 
 
