@@ -541,7 +541,9 @@ NOT_BUILT = (
     "moved to the FP32 pipe (IMAD, IMUL and IDP of every measured form): nothing moves on the "
     "Ampere files (ρ within 0.001, the same picks), and on the RTX 2080 Ti, whose FMA pipe no "
     "source describes, gemm's pick goes 30.3% -> 58.2% among its near ties (ρ 0.92 -> 0.92, "
-    "convolution unchanged): not built, since it changes nothing where the source applies.",
+    "convolution unchanged). Not built: on GA10x the integer pipe's 64 lanes a cycle are already "
+    "the FMAheavy half's rate, so the move changes only what IMAD competes with, and no figure "
+    "moves where the source applies (docs/model.md, Known limits, says what building it takes).",
 )
 
 
