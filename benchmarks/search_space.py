@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/search_space.py [--count 300] [--seed 1] [--compare 24]
 
 Takes a seeded sample of `--count` configurations of the measured convolution space
-(../shared/data/measured/convolution, the tune script's parameters), and times in this run:
+(calibration/data/measured/convolution, the tune script's parameters), and times in this run:
 
 1. the baseline: `nvcc -ptx` of each configuration's source (Kernel Tuner's `#define`s), one
    after the other — what a tuner that compiles everything pays before measuring anything;
@@ -34,7 +34,7 @@ from flipflop.space.tunables import Configuration, choose_indices
 from flipflop.toolchain import CompileOptions, find_toolchain
 from flipflop.variants.analyze import Backend, VariantJob, analyze_variant
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 CONVOLUTION = MEASURED / "convolution"
 LAUNCH = kernel_tuner_launch((4096, 4096), ("block_size_x", "tile_size_x"),
                              ("block_size_y", "tile_size_y"))

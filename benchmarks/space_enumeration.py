@@ -27,7 +27,7 @@ from flipflop.formats.kernel_tuner_cache import parse_kernel_tuner_cache
 from flipflop.space.expressions import parse_expression
 from flipflop.space.tunables import SearchSpace, search_space
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 GEMM_RESTRICTIONS = [
     "KWG % KWI == 0", "MWG % (MDIMC * VWM) == 0", "NWG % (NDIMC * VWN) == 0",
     "MWG % (MDIMA * VWM) == 0", "NWG % (NDIMB * VWN) == 0",

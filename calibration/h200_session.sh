@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Energy ground truth on a lent GPU (an H200): calibration/run_all.sh and time + NVML energy of
 # a fixed, seeded sample of 150 configurations of each of the convolution, pnpoly and GEMM
-# search spaces of ../shared/data/measured, written as Kernel Tuner caches. In two parts, each
+# search spaces of calibration/data/measured, written as Kernel Tuner caches. In two parts, each
 # planned to fit one 8-minute call (server/flipflop/calibration/session.py says why and how):
 #   A: run_all.sh trimmed (5 repeats, windows >= 1 s, no rests, 0.5 s idle, no validate) and
 #      convolution;   B: pnpoly and GEMM.
@@ -29,7 +29,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 INPUTS=${INPUTS:-calibration/h200-inputs}
-SHARED=${SHARED:-../shared/data/measured}
+SHARED=${SHARED:-calibration/data/measured}
 WHEELS=(lark==1.3.1 tree-sitter==0.26.1 tree-sitter-cuda==0.21.2)
 MODE=run PART=all OUT_DIR=${OUT:-} BUDGET=480 SAMPLE=150 RESUME=""
 ARGS=("$@")

@@ -1,5 +1,5 @@
 """Compiling the model tests' kernels: the small ones under model_kernels/ and CLBlast's Xgemm,
-the GEMM whose measured search spaces are in ../shared/data/measured/gemm."""
+the GEMM whose measured search spaces are in calibration/data/measured/gemm."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from flipflop.ptx import parse_ptx
 
 KERNELS = Path(__file__).parent / "model_kernels"
 ROOT = Path(__file__).resolve().parents[1]
-GEMM = ROOT.parent / "shared" / "data" / "measured" / "gemm"
+GEMM = ROOT / "calibration" / "data" / "measured" / "gemm"
 XGEMM = ROOT / "calibration" / "validation" / "xgemm.cu"
 GEMM_PARAMETERS = ("kSizeM", "kSizeN", "kSizeK", "alpha", "beta", "agm", "bgm", "cgm",
                    "b_offset", "c_offset")  # fmt: skip

@@ -21,7 +21,7 @@ from flipflop.space.errors import SpaceError
 from flipflop.space.kernel_tuner import kernel_tuner_launch
 from flipflop.space.tunables import Configuration, parse_tune_option, search_space
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 CONVOLUTION = read_t1(MEASURED / "convolution" / "T1.json")
 
 

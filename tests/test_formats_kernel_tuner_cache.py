@@ -24,7 +24,7 @@ from flipflop.formats.tune_file import read_tune_file
 from flipflop.space.kernel_tuner import kernel_tuner_search_space
 from flipflop.space.tunables import search_space
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 
 # (entries, failures by reason, device) of each cache, counted in the files themselves.
 CACHES: dict[str, tuple[int, dict[str, int], str]] = {

@@ -15,7 +15,7 @@ from flipflop.formats.t1 import read_t1
 from flipflop.formats.t4 import read_t4
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-MEASURED = REPOSITORY.parent / "shared" / "data" / "measured"
+MEASURED = REPOSITORY / "calibration" / "data" / "measured"
 T4 = REPOSITORY / "tests" / "data" / "t4" / "pnpoly_RTX_3090_results.json"
 FLIPFLOP = REPOSITORY / "tests" / "data" / "synthetic-h200" / "workloads" / "vector_add.json"
 

@@ -14,7 +14,7 @@ from flipflop.formats.errors import FormatError
 from flipflop.formats.t1 import T1Input, read_t1
 from flipflop.space.kernel_tuner import kernel_tuner_launch
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 # Two T1 files name a kernel file the folder does not hold (the benchmark's own layout):
 # convolution_milo.cu and dedisp_milo/dedispersion.cu.hip; the folders hold these instead.
 KERNEL_FILES = {"convolution_milo": "convolution.cu", "dedispersion": "dedispersion.cu"}

@@ -18,7 +18,7 @@ from flipflop.formats.t1 import read_t1
 from flipflop.formats.t4 import read_t4
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-MEASURED = REPOSITORY.parent / "shared" / "data" / "measured"
+MEASURED = REPOSITORY / "calibration" / "data" / "measured"
 T4 = REPOSITORY / "tests" / "data" / "t4"
 PNPOLY_T1 = read_t1(MEASURED / "pnpoly" / "T1.json")
 

@@ -18,7 +18,7 @@ from flipflop.calibration import session
 from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-MEASURED = REPOSITORY.parent / "shared" / "data" / "measured"
+MEASURED = REPOSITORY / "calibration" / "data" / "measured"
 SCRIPT = REPOSITORY / "calibration" / "h200_session.sh"
 FAKE_MACHINE = REPOSITORY / "tests" / "fake_gpu_machine"
 

@@ -18,7 +18,7 @@ from machine_code import compile_ptx, disassemble
 from model_ptx import KERNELS, ROOT
 
 SOURCE = KERNELS / "if_conversion.cu"
-PNPOLY = ROOT.parent / "shared" / "data" / "measured" / "pnpoly" / "pnpoly.cu"
+PNPOLY = ROOT / "calibration" / "data" / "measured" / "pnpoly" / "pnpoly.cu"
 # Where the slot count misses ptxas's choice (docs/model.md, known limits): five dependent FFMAs
 # keep their branch though five integer operations do not; a shared load's address arithmetic
 # that ptxas folds counts as four slots.

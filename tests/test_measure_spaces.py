@@ -32,7 +32,7 @@ from flipflop.variants.nvrtc import compile_with_nvrtc
 from gpu_double import IDLE_W, JOULES_PER_LAUNCH, FakeGpu, FakeNvml
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-MEASURED = REPOSITORY.parent / "shared" / "data" / "measured"
+MEASURED = REPOSITORY / "calibration" / "data" / "measured"
 SPACES = REPOSITORY / "calibration" / "spaces"
 XGEMM = REPOSITORY / "calibration" / "validation" / "xgemm.cu"
 

@@ -27,13 +27,13 @@ from flipflop.gpu.profiles import (
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE_DIR = ROOT / "calibration" / "profiles"
-SHARED = ROOT.parent / "shared" / "data"
-SWEEP = SHARED / "a100-pcie-fp32-clock-sweep.json"
+SHARED = ROOT / "calibration" / "data"
+SWEEP = SHARED / "reference" / "a100-pcie-fp32-clock-sweep.json"
 MEASURED_CACHES = sorted((SHARED / "measured").glob("*/*.json.gz"))
 REQUIRED = {
     "rtx3070", "quadro-rtx5000", "rtx5000-ada", "rtx4090", "l4", "a100-sxm4-80gb", "h100-sxm",
     "h200",
-    # the GPUs of the measured search spaces in ../shared/data/measured
+    # the GPUs of the measured search spaces in calibration/data/measured
     "rtx3090", "rtx2080ti", "rtx-a6000",
     "a100-pcie-40gb", "rtx-a4000", "rtx-a5000", "titan-rtx", "rtx3060-laptop", "rtx3080",
     "rtx4070", "t4", "a10", "l40s", "h100-pcie",

@@ -31,7 +31,7 @@ from flipflop.space.kernel_tuner import (
 from flipflop.space.tunables import Configuration, parse_tune_option, tunables_from_tune_params
 from flipflop.toolchain import Toolchain
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 
 
 def config(**values: Any) -> Configuration:

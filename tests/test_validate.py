@@ -201,7 +201,7 @@ def test_validate_command_prints_a_table(capsys: pytest.CaptureFixture[str]) -> 
     assert table.splitlines()[0].startswith("file") and "vector_add.json" in table
 
 
-MEASURED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "measured"
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
 
 
 def test_a_kernel_tuner_cache_validates_end_to_end(tmp_path: Path,

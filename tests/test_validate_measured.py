@@ -18,7 +18,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-MEASURED = ROOT.parent / "shared" / "data" / "measured"
+MEASURED = ROOT / "calibration" / "data" / "measured"
 
 
 def _validate_all() -> ModuleType:

@@ -15,7 +15,7 @@ from flipflop.gpu.dvfs import relative_voltage_curve  # noqa: E402
 OUT = sys.argv[1] if len(sys.argv) > 1 else str(ROOT / "calibration" / "profiles")
 GUIDE = "CUDA C++ Programming Guide 13.0, 'Compute Capabilities', technical specifications table"
 HEADER = "cuda_occupancy.h (CUDA 13.0)"
-SWEEP = "../shared/data/a100-pcie-fp32-clock-sweep.json (Kernel Tuner tutorial, A100-PCIE-40GB, 2023-04-17)"
+SWEEP = "calibration/data/reference/a100-pcie-fp32-clock-sweep.json (Kernel Tuner tutorial, A100-PCIE-40GB, 2023-04-17)"
 
 def spec(v, s): return {"value": v, "source": s, "kind": "spec"}
 def derived(v, s): return {"value": v, "source": s, "kind": "derived"}
@@ -66,7 +66,7 @@ WP = {
  "hopper": "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022), GH100 SM",
  "gb20x": "NVIDIA RTX Blackwell GPU Architecture whitepaper (2025), GB20x SM",
 }
-GA10X_L1_REQUEST = 'measured: inferred from ../shared/data/measured/convolution/RTX_3090.json.gz (GA102): with 2-way shared-memory bank conflicts (use_padding 0, block_size_x 4-16) the time is that of the padded, conflict-free configuration (median ratio 1.00-1.02 over 804 pairs; on the RTX 2080 Ti the same pairs are 1.69-1.84x slower), so a conflict-free request holds the banks two cycles on the GA10x SM; the same data array serves L1-cached global requests, which take two cycles too; held out: the RTX A6000 files and gemm on the RTX 3090 (docs/validation.md)'
+GA10X_L1_REQUEST = 'measured: inferred from calibration/data/measured/convolution/RTX_3090.json.gz (GA102): with 2-way shared-memory bank conflicts (use_padding 0, block_size_x 4-16) the time is that of the padded, conflict-free configuration (median ratio 1.00-1.02 over 804 pairs; on the RTX 2080 Ti the same pairs are 1.69-1.84x slower), so a conflict-free request holds the banks two cycles on the GA10x SM; the same data array serves L1-cached global requests, which take two cycles too; held out: the RTX A6000 files and gemm on the RTX 3090 (docs/validation.md)'
 def rates(sm, tensor, tensor_note):
     w = WP[sm]
     fp32 = {"turing": 128, "ga100": 128, "ga10x": 256, "ada": 256, "hopper": 256, "gb20x": 256}[sm]
@@ -96,7 +96,7 @@ CURVE = None
 def curve():
     global CURVE
     if CURVE is None:
-        d = json.loads((ROOT.parent / "shared" / "data" / "a100-pcie-fp32-clock-sweep.json").read_text())["cache"]
+        d = json.loads((ROOT / "calibration" / "data" / "reference" / "a100-pcie-fp32-clock-sweep.json").read_text())["cache"]
         CURVE = relative_voltage_curve([v["core_freq"] for v in d.values()], [v["nvml_power"] for v in d.values()])
     return CURVE
 
@@ -223,7 +223,7 @@ GPUS = [
       bw_measured=(4300, "our measurement on the lent H200: 4.3 TB/s device-to-device copy (DESIGN §5)"),
       l2_mb=50, l2_src="NVIDIA H100 whitepaper: GH100 L2 50 MB as configured in H100 SXM5 (H200 uses the same GH100 configuration)", tdp=700, tdp_src="NVIDIA H200 datasheet: up to 700 W configurable max TDP (SXM)",
       tensor=4096, tensor_note="same GH100 SM as H100", node=5),
- # The GPUs of ../shared/data/measured (names as NVML reports them in those caches).
+ # The GPUs of calibration/data/measured (names as NVML reports them in those caches).
  dict(id="rtx3090", name="NVIDIA GeForce RTX 3090", cc=(8, 6), sm="ga10x", sms=82, base=1395, boost=1695,
       src="NVIDIA Ampere GA102 GPU Architecture whitepaper, appendix (GA102, RTX 3090: 10496 CUDA cores / 128 per SM)", clk_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 base 1395 / boost 1695 MHz",
       bw=936, bw_src="NVIDIA Ampere GA102 whitepaper, appendix: RTX 3090 19.5 Gbps GDDR6X, 384-bit = 936 GB/s peak", dram="GDDR6X",

@@ -2,7 +2,7 @@
 configuration.
 
     .venv/bin/python calibration/scripts/machine_code_scores.py RESULT.json --arch sm_86 \\
-        --source calibration/validation/xgemm.cu -I ../shared/data/measured/gemm \\
+        --source calibration/validation/xgemm.cu -I calibration/data/measured/gemm \\
         [--kernel Xgemm] [--jobs 2]
 
 RESULT.json is what `flipflop validate --format json` wrote for one measured file: the

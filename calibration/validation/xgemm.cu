@@ -1,5 +1,5 @@
 // CLBlast's GEMM kernel as Kernel Tuner compiled it for the measured search spaces
-// (../shared/data/measured/gemm/tune_gemm.py.txt): cl_to_cuda.h, then common.opencl and
+// (calibration/data/measured/gemm/tune_gemm.py.txt): cl_to_cuda.h, then common.opencl and
 // xgemm_part1..4.opencl in that order. Compile with -I pointing at that folder.
 #include "cl_to_cuda.h"
 #include "common.opencl"

@@ -4,8 +4,10 @@
 #   extension/scripts/e2e.sh              build the .vsix, set up, run the test
 #   extension/scripts/e2e.sh --no-build   use the flipflop.vsix already built
 #   extension/scripts/e2e.sh --setup      only set up the cached tools
-# Screenshots and logs go to test-artifacts/vscode-e2e/; the last one (a hover beside the chart)
-# also becomes docs/images/vscode.png for the README.
+#   extension/scripts/e2e.sh --refresh-docs   also copy the last screenshot (a hover beside the
+#                                             chart) to docs/images/vscode.png for the README
+# Screenshots and logs go to $E2E_ARTIFACTS (default: a folder under $TMPDIR); a test run never
+# writes into the repository's tracked files.
 set -euo pipefail
 EXT_DIR="$(cd "$(dirname "$0")/.." && pwd)"
 REPO_DIR="$(cd "$EXT_DIR/.." && pwd)"
@@ -60,9 +62,17 @@ mkdir -p "$CACHE"
 ensure_system_packages
 ensure_code_server
 ensure_extension_deps
-if [ "${1:-}" = "--setup" ]; then exit 0; fi
+build=1 refresh_docs=0
+for arg in "$@"; do
+  case "$arg" in
+    --setup) exit 0 ;;
+    --no-build) build=0 ;;
+    --refresh-docs) refresh_docs=1 ;;
+    *) echo "e2e: unknown option $arg (see the comment at the top of $0)" >&2; exit 2 ;;
+  esac
+done
 
-if [ "${1:-}" != "--no-build" ] || [ ! -f "$EXT_DIR/flipflop.vsix" ]; then
+if [ "$build" = 1 ] || [ ! -f "$EXT_DIR/flipflop.vsix" ]; then
   (cd "$EXT_DIR" && npm run --silent package)
 fi
 
@@ -72,7 +82,7 @@ if ! "$PYTHON" -c 'import flipflop.lsp' 2>/dev/null; then
   exit 1
 fi
 
-ARTIFACTS="$REPO_DIR/test-artifacts/vscode-e2e"
+ARTIFACTS="${E2E_ARTIFACTS:-${TMPDIR:-/tmp}/flipflop-vscode-e2e}"
 rm -rf "$ARTIFACTS"
 mkdir -p "$ARTIFACTS"
 SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/flipflop-e2e.XXXXXX")"
@@ -137,7 +147,8 @@ node "$EXT_DIR/test/e2e/run.mjs" --url "http://127.0.0.1:$PORT" --workspace "$WO
   --file suboptimal_launch.cu --artifacts "$ARTIFACTS" --chromium "$(command -v chromium)" || status=$?
 # The extension's output channel and the server's messages, for whoever reads a failure.
 find "$USER_DATA/logs" -name '*FlipFlop*' -exec cp {} "$ARTIFACTS/" \; 2>/dev/null || true
-if [ "$status" = 0 ] && [ -f "$ARTIFACTS/05-hover-ties.png" ]; then
+echo "e2e: screenshots and logs in $ARTIFACTS"
+if [ "$refresh_docs" = 1 ] && [ "$status" = 0 ] && [ -f "$ARTIFACTS/05-hover-ties.png" ]; then
   mkdir -p "$REPO_DIR/docs/images"
   cp "$ARTIFACTS/05-hover-ties.png" "$REPO_DIR/docs/images/vscode.png"
 fi

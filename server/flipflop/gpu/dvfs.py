@@ -5,7 +5,7 @@ P0 the power that does not scale with the clock (idle board power and leakage at
 voltage). At the lowest clocks the voltage sits at its floor, so P is linear in f there: a
 straight line through the lowest points gives k·V_floor^2 as its slope and P0 as its intercept.
 Then V(f) / V(f_max) = sqrt(((P(f) - P0) / f) / ((P(f_max) - P0) / f_max)).
-The A100 sweep this is applied to is `../shared/data/a100-pcie-fp32-clock-sweep.json`.
+The A100 sweep this is applied to is `calibration/data/reference/a100-pcie-fp32-clock-sweep.json`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Generator of the T4 results files in this folder, from a measured Kernel Tuner cache.
 
 The measurements are real: twelve configurations of pnpoly on the RTX 3090 (both correct and
-failed ones), taken from /work/shared/data/measured/pnpoly/RTX_3090.json.gz (benchmark_hub,
+failed ones), taken from calibration/data/measured/pnpoly/RTX_3090.json.gz (benchmark_hub,
 MIT) and written in the two shapes Kernel Tuner writes T4 results in:
 
 - pnpoly_RTX_3090_results.json: `kernel_tuner.file_utils.store_output_file` (every measurement,
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-CACHE = HERE.parents[2].parent / "shared" / "data" / "measured" / "pnpoly" / "RTX_3090.json.gz"
+CACHE = HERE.parents[2] / "calibration" / "data" / "measured" / "pnpoly" / "RTX_3090.json.gz"
 KEYS = ["0,32,1,0", "0,32,1,1", "1,256,4,2", "2,512,8,0", "3,96,20,1", "1,992,2,2",
         "2,64,16,1", "3,448,10,0", "0,800,6,2", "3,992,20,1", "3,992,20,2", "2,960,18,0"]
 TIMING_KEYS = ("compile_time", "benchmark_time", "framework_time", "strategy_time",
