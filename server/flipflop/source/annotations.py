@@ -18,6 +18,11 @@ Keys:
 - `smem=BYTES` (also `dynamic_smem`): dynamic shared memory per block.
 - any other `name=INTEGER`: the value of a kernel parameter or a loop trip count
   (`n=1048576`, `n_steps=128`).
+
+What a kernel's code needs of its block, where the code does not show it (on the kernel; see
+`flipflop.constraints`): `block=16x16` (exactly this shape), `block_x=pow2` (a power of two),
+`block_x=32`, `block_x%32==0` (a multiple), `block_threads%32==0` (the thread count), and
+`block=any` (block-generic: what FlipFlop inferred gives way, what the code proves stays).
 Integers may use `_` or `'` separators, hex (`0x100`), `K`/`M`/`G` suffixes (powers of 1024) or
 a power `2^20`.
 
@@ -88,6 +93,10 @@ def parse_annotation(comment: str, range_: Range) -> Annotation | None:
     tune = bool(tokens) and tokens[0] == "tune"
     pairs: list[tuple[str, str]] = []
     for token in tokens[1:] if tune else tokens:
+        rule = _block_rule(token)
+        if rule is not None and not tune:
+            pairs.append(("block_rule", rule))
+            continue
         key, sep, value = token.partition("=")
         if not sep or _KEY.fullmatch(key) is None or not value:
             errors.append(f"not a key=value pair: {token!r}")
@@ -99,6 +108,22 @@ def parse_annotation(comment: str, range_: Range) -> Annotation | None:
 
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_BLOCK_RULE = re.compile(
+    r"block(?:_(?P<axis>x|y|z|threads))?(?:%(?P<multiple>\d+)==0|=(?P<value>pow2|any|\d+))")
+
+
+def _block_rule(token: str) -> str | None:
+    """`block_x=pow2` -> "x=pow2", `block_threads%32==0` -> "threads%32", `block=any`."""
+    match = _BLOCK_RULE.fullmatch(token.rstrip(","))
+    if match is None:
+        return None
+    axis, multiple, value = match.group("axis"), match.group("multiple"), match.group("value")
+    if axis is None and value is not None and value != "any":
+        return None  # `block=256` is the launch's block
+    axis = axis or ("x" if value == "any" else "threads")
+    if multiple is not None:
+        return f"{axis}%{multiple}"
+    return f"{axis}={value}"
 
 
 def _tokens(body: str, errors: list[str]) -> list[str]:
@@ -148,9 +173,19 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
     space: dict[str, str] = {}
     grid_div: list[str | None] = [None, None, None]
     restrictions: list[str] = []
+    rules: dict[str, str] = {}
     for key, value in pairs:
         lowered = key.lower()
-        if lowered == "tune":
+        if lowered == "block_rule":
+            axis, _, rule = value.partition("%") if "%" in value else value.partition("=")
+            rule = f"%{rule}" if "%" in value else rule
+            if rule.startswith("%") and int(rule[1:]) < 1:
+                errors.append(f"block_{axis}%{rule[1:]}==0: expected a positive multiple")
+            elif rule.isdigit() and int(rule) < 1:
+                errors.append(f"block_{axis}={rule}: expected a positive extent")
+            else:
+                rules[axis if rule != "any" else "any"] = rule
+        elif lowered == "tune":
             tune[value.partition("=")[0]] = value
         elif lowered in _GRID_DIV_KEYS:
             grid_div[_GRID_DIV_KEYS[lowered]] = value
@@ -180,4 +215,5 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
     return Annotation(range_, pairs, dims.get("grid"), dims.get("block"), dims.get("threads"),
                       smem, tuple(params.items()), tuple(errors), tuple(tune.values()),
                       space.get("problem"), (grid_div[0], grid_div[1], grid_div[2]),
-                      space.get("block_size_names"), tuple(restrictions))
+                      space.get("block_size_names"), tuple(restrictions),
+                      tuple(("x" if axis == "any" else axis, rule) for axis, rule in rules.items()))

@@ -78,6 +78,9 @@ class Annotation:
     grid_div: tuple[str | None, str | None, str | None] = (None, None, None)
     block_size_names: str | None = None
     restrictions: tuple[str, ...] = ()
+    # What the kernel's code needs of its block, where the code does not show it:
+    # (axis, rule) with axis "x", "y", "z" or "threads" and rule "pow2", "any", "%N" or "=N".
+    block_rules: tuple[tuple[str, str], ...] = ()
 
     @property
     def tunes(self) -> bool:
