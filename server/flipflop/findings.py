@@ -55,6 +55,7 @@ def findings(result: AnalysisResult, min_saving: float = 0.05) -> tuple[Finding,
     """Every finding of one analysis, compiler messages first, then per kernel."""
     found = [*compiler_findings(result.diagnostics, str(result.path))]
     for kernel in result.kernels:
+        found.extend(_conflict_findings(kernel))
         for launch in kernel.launches:
             found.extend(_launch_findings(result, kernel, launch, min_saving))
             found.extend(_assumption_findings(result, kernel, launch, min_saving))
@@ -136,6 +137,35 @@ def _launch_findings(
             fixes=fixes,
         )
     ]
+
+
+def _conflict_findings(kernel: KernelReport) -> list[Finding]:
+    """A launch or a `// flipflop:` annotation that asks for a block the code does not support
+    (`flipflop.constraints`): each once, at the launch or the annotation."""
+    found: list[Finding] = []
+    seen: set[str] = set()
+    sources = [(None, kernel.constraints)] + [
+        (launch, launch.advice.constraints) for launch in kernel.launches]
+    for launch, constraints in sources:
+        if constraints is None:
+            continue
+        for conflict in constraints.conflicts:
+            message = conflict.describe()
+            if message in seen:
+                continue
+            seen.add(message)
+            site = launch.site if launch is not None else None
+            on_launch = site is not None and conflict.block is not None
+            found.append(Finding(
+                code="FF014",
+                severity=RULES["FF014"].severity,
+                message=message[0].upper() + message[1:],
+                line=site.line + 1 if on_launch and site is not None else conflict.line,
+                range=site.block.range if on_launch and site is not None else None,
+                kernel=kernel.info.name,
+                related_lines=conflict.requirement.lines,
+            ))
+    return found
 
 
 def _assumption_findings(

@@ -20,6 +20,7 @@ from flipflop.advice.assumptions import Influence, launch_assumptions
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
+from flipflop.constraints import BlockConstraints, SourceReading, instance_constraints, read_source
 from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.ir import Module, PerformanceDirectives
@@ -123,6 +124,9 @@ class KernelReport:
     features: KernelFeatures
     source_kernel: SourceKernel | None
     launches: tuple[LaunchReport, ...]  # at least one
+    # What the kernel's code needs of its block, before any launch (`flipflop.constraints`);
+    # each launch's advice holds them resolved at that launch.
+    constraints: BlockConstraints = field(default_factory=BlockConstraints)
 
     @property
     def primary(self) -> LaunchReport:
@@ -197,7 +201,8 @@ def analyze(
 
         try:
             module = parse_ptx(compiled.ptx, str(path))
-            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of)
+            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of,
+                                             path)
         except Exception:
             if assembling.result().ok:
                 raise
@@ -276,9 +281,12 @@ def _kernel_reports(
     source: SourceFile,
     options: AnalysisOptions,
     resources_of: Callable[[str], Resources | None],
+    path: Path,
 ) -> tuple[list[KernelReport], list[str]]:
     kernels: list[KernelReport] = []
     notes: list[str] = []
+    reading: SourceReading | None = None
+    defines = defined_values(options.defines)
     for info in named:
         if not _selected(info, options.kernel):
             continue
@@ -286,20 +294,39 @@ def _kernel_reports(
         source_kernel = source.kernel(kernel_base_name(info.display_name))
         function = module.function(info.name)
         directives = function.directives if function else PerformanceDirectives()
+        if reading is None:
+            reading = read_source(source.text)
+        constraints = instance_constraints(
+            reading, source_kernel, info.display_name, module, info.name,
+            source_path=str(path), defines=defines,
+        )
 
         def usage(name: str = info.name) -> Resources | None:
             return resources_of(name)
 
         launches = _launch_reports(
-            profile, features, directives, source, source_kernel, options, usage
+            profile, features, directives, source, source_kernel, options, usage, constraints
         )
         resources = usage()
         if launches is None or resources is None:
             notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
             continue
         with_usage = replace(info, resources=resources)
-        kernels.append(KernelReport(with_usage, resources, features, source_kernel, launches))
+        kernels.append(KernelReport(with_usage, resources, features, source_kernel, launches,
+                                    constraints))
     return kernels, notes
+
+
+def defined_values(defines: tuple[str, ...]) -> dict[str, int]:
+    """`-D NAME=VALUE` options with an integer value (a bare `-D NAME` is 1, as for nvcc)."""
+    values: dict[str, int] = {}
+    for define in defines:
+        name, sep, value = define.partition("=")
+        try:
+            values[name.strip()] = int(value.strip(), 0) if sep else 1
+        except ValueError:
+            continue
+    return values
 
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
@@ -316,6 +343,7 @@ def _launch_reports(
     source_kernel: SourceKernel | None,
     options: AnalysisOptions,
     usage: Callable[[], Resources | None],
+    constraints: BlockConstraints,
 ) -> tuple[LaunchReport, ...] | None:
     """One report per launch site; None when ptxas gave the kernel no resource usage."""
     sites: tuple[LaunchSite | None, ...] = ()
@@ -327,7 +355,7 @@ def _launch_reports(
     for site in sites:
         report = _launch_report(
             profile, features, directives, source_kernel, site, options, usage,
-            dict(source.constants),
+            dict(source.constants), constraints,
         )
         if report is None:
             return None
@@ -344,9 +372,11 @@ def _launch_report(
     options: AnalysisOptions,
     usage: Callable[[], Resources | None],
     file_constants: Mapping[str, int],
+    kernel_constraints: BlockConstraints,
 ) -> LaunchReport | None:
     inputs = launch_inputs(features, source_kernel, site, options.launch_request(), file_constants)
     problem, current, dynamic_smem = inputs.problem, inputs.current_block, inputs.dynamic_smem_bytes
+    constraints = kernel_constraints.at_launch(current, site.line + 1 if site else None)
     params = dict(inputs.params)
     two_d = features.uses_tid_y or inputs.two_d
     three_d = features.uses_tid_z or inputs.three_d
@@ -359,10 +389,13 @@ def _launch_report(
             counted[shape] = features.work(shape, params)
         return counted[shape]
 
-    include = () if current is None else (current,)
+    fixed = constraints.fixed_shape()
+    include = tuple(b for b in (current, fixed) if b is not None)
     for block in options.blocks or candidate_blocks(
         profile, two_d=two_d, three_d=three_d, include=include
     ):
+        if not constraints.allows(block):
+            continue  # the advisor rules it out before counting its work
         work_for(LaunchShape(block, problem.grid_for(block), dynamic_smem))
     resources = usage()
     if resources is None:
@@ -390,6 +423,7 @@ def _launch_report(
             shortlist_share=options.shortlist_share,
             dynamic_smem_bytes=dynamic_smem,
             block_limit=limit,
+            constraints=constraints,
         )
 
     advice = search(bound)

@@ -55,5 +55,7 @@ RULES: dict[str, Rule] = {
         Rule("FF013", "tunables-off-pareto-front", "warning",
              "The default values of compile-time tunables are off the energy/time Pareto "
              "front of their search space."),
+        Rule("FF014", "block-shape-contradicts-code", "warning",
+             "A launch or an annotation uses a block shape the kernel's code does not support."),
     )
 }  # fmt: skip

@@ -24,6 +24,7 @@ from flipflop.advice.ties import (
     values_tie,
 )
 from flipflop.analysis.work import ThreadWork
+from flipflop.constraints import BlockConstraints
 from flipflop.fast_init import fast_init
 from flipflop.gpu.occupancy import max_potential_block_size
 from flipflop.gpu.profile import GpuProfile
@@ -84,6 +85,25 @@ class Advice:
     ties: tuple[TieGroup, ...] = ()  # configurations that are one answer at the model's precision
     # The configurations worth measuring (`flipflop.advice.shortlist`), at the default limit.
     shortlist: tuple[Prediction, ...] = ()
+    # What the kernel's code needs of its block (`flipflop.constraints`), at this launch: only
+    # shapes that meet it were candidates.
+    constraints: BlockConstraints | None = None
+
+    @property
+    def kept_as_written(self) -> str | None:
+        """Why the launch as written is the only candidate, when the code leaves no other:
+        "the code fixes the block at 16×16: …", or FlipFlop's doubt."""
+        constraints = self.constraints
+        if constraints is None or self.current is None:
+            return None
+        if constraints.unsure:
+            return "FlipFlop is unsure which blocks the code supports: " + "; ".join(
+                u.describe() for u in constraints.unsure)
+        others = [p for p in self.predictions if p.block != self.current.block]
+        if not others and any(
+                "the code needs" in e.reason for e in self.excluded):
+            return constraints.summary()
+        return None
 
     @property
     def search_space_reduction(self) -> float:
@@ -123,8 +143,14 @@ def advise(
     dynamic_smem_bytes: int = 0,
     block_limit: int | None = None,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    constraints: BlockConstraints | None = None,
 ) -> Advice:
-    """Predict every candidate (block shape × power limit) and recommend one."""
+    """Predict every candidate (block shape × power limit) and recommend one.
+
+    `constraints`: what the kernel's code needs of its block at this launch; shapes that break
+    it are excluded with the reason, and when FlipFlop is unsure what the code supports only the
+    launch as written is evaluated.
+    """
     if slack < 0.0:
         raise ValueError(f"slack must be a non-negative fraction, got {slack}")
     if block_limit is not None and block_limit < 1:
@@ -132,10 +158,14 @@ def advise(
     if blocks is not None:
         shapes = tuple(dict.fromkeys(blocks))
     else:
-        include = () if current_block is None else (current_block,)
+        fixed = constraints.fixed_shape() if constraints is not None else None
+        include = tuple(b for b in (current_block, fixed) if b is not None)
         shapes = candidate_blocks(profile, two_d=two_d, three_d=three_d, include=include)
 
     def evaluate(block: Dim3) -> _Evaluated | Excluded:
+        refused = _refused(constraints, block, current_block)
+        if refused is not None:
+            return Excluded(block, refused)
         if block_limit is not None and volume(block) > block_limit:
             return Excluded(block, f"{volume(block)} threads exceed the launch bound {block_limit}")
         shape = LaunchShape(block, problem.grid_for(block), dynamic_smem_bytes)
@@ -188,10 +218,14 @@ def advise(
     )
     subject = launchable[subject_block]
     drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block])
+    recommendation = _recommend(chosen, fastest, within, heuristic, current, slack, lowest)
+    note = _constraint_note(constraints, excluded, launchable, current_block)
+    if note is not None:
+        recommendation = replace(recommendation, reasons=(*recommendation.reasons, note))
     return Advice(
         predictions=predictions,
         front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
-        recommendation=_recommend(chosen, fastest, within, heuristic, current, slack, lowest),
+        recommendation=recommendation,
         fastest=fastest,
         heuristic=heuristic,
         current=current,
@@ -201,7 +235,46 @@ def advise(
         slack=slack,
         ties=tie_groups(predictions),
         shortlist=worth_measuring,
+        constraints=constraints,
     )
+
+
+def _constraint_note(
+    constraints: BlockConstraints | None,
+    excluded: tuple[Excluded, ...],
+    launchable: dict[Dim3, _Evaluated],
+    current_block: Dim3 | None,
+) -> str | None:
+    """The sentence that says how the code's needs shaped the advice."""
+    if constraints is None:
+        return None
+    by_code = sum(1 for e in excluded if e.reason.startswith(("the code needs", "FlipFlop is")))
+    if constraints.unsure:
+        doubts = "; ".join(u.describe() for u in constraints.unsure)
+        if current_block is not None:
+            return f"The launch as written is kept: FlipFlop is unsure which blocks the code " \
+                   f"supports ({doubts})."
+        return (f"FlipFlop is unsure which blocks the code supports ({doubts}): check this "
+                "block against the code, or state what it needs with `// flipflop: block=…`.")
+    if not by_code:
+        return None
+    if current_block is not None and set(launchable) <= {current_block}:
+        return f"The launch as written is kept: {constraints.summary()}."
+    return f"Only block shapes the code supports were considered ({by_code} ruled out): " \
+           f"{constraints.summary()}."
+
+
+def _refused(constraints: BlockConstraints | None, block: Dim3,
+             current_block: Dim3 | None) -> str | None:
+    """Why the kernel's code rules `block` out, if it does."""
+    if constraints is None:
+        return None
+    broken = constraints.violations(block)
+    if broken:
+        return f"the code needs {broken[0].describe()}"
+    if constraints.unsure and current_block is not None and block != current_block:
+        return f"FlipFlop is unsure the code supports it: {constraints.unsure[0].describe()}"
+    return None
 
 
 def _settle(

@@ -91,7 +91,8 @@ def _checks(code: KernelCode, unsure: list[Unsure]) -> list[Requirement]:
             continue
         found.append(Requirement(
             _axis(check.axis), relation, value, "check",  # type: ignore[arg-type]
-            f"`{check.text}` is checked", (check.line,), _parameter(check.parameters)))
+            (f"`{check.text}` at line {check.line}",), (check.line,),
+            _parameter(check.parameters)))
     for text, line in code.unreadable_checks:
         unsure.append(Unsure(f"`{text}` is checked against a value known only at run time",
                              (line,)))
@@ -111,12 +112,12 @@ def _libraries(code: KernelCode) -> list[Requirement]:
         for axis, value in zip(AXES, library.shape, strict=True):
             found.append(Requirement(
                 axis, "==", value, "compile-time",
-                f"`{library.name}` needs exactly {shape} threads", (library.line,),
-                _parameter(library.parameters)))
+                (f"`{library.name}` ({shape} threads) at line {library.line}",),
+                (library.line,), _parameter(library.parameters)))
     for tile in code.tiles:
         found.append(Requirement(
             "threads", "multiple", tile.size, "compile-time",
-            f"`{tile.text}` splits the block into tiles of {tile.size} threads",
+            (f"`{tile.text}` (tiles of {tile.size} threads) at line {tile.line}",),
             (tile.line,), _parameter(tile.parameters)))
     return found
 
@@ -128,8 +129,8 @@ def _shared_bounds(code: KernelCode) -> list[Requirement]:
             continue
         requirement = Requirement(
             _axis(bound.axis), "<=", max(bound.bound, 0), _evidence(bound.parameters),
-            f"shared {bound.array} (line {bound.declared_line}) is indexed by "
-            f"threadIdx.{bound.axis}", (bound.line,), _parameter(bound.parameters))
+            (f"shared {bound.array} at line {bound.declared_line}",),
+            (bound.declared_line, bound.line), _parameter(bound.parameters))
         known = tightest.get(bound.axis)
         if known is None or (requirement.value or 0) < (known.value or 0):
             tightest[bound.axis] = requirement
@@ -154,23 +155,23 @@ def _fixed_by_use(code: KernelCode, ptx: PtxFacts | None) -> list[Requirement]:
             if floor is not None and floor > 1:
                 found.append(Requirement(
                     axis, ">=", floor, "literal",
-                    f"threadIdx.{axis} is used only below {floor} (line {uses[0]})",
+                    (f"threadIdx.{axis} is used only below {floor} at line {uses[0]}",),
                     (uses[0],), proven=False))
             continue
         named = _named_for_axis(code, axis, ptx)
-        evidence = [f"it indexes with threadIdx.{axis} (line {uses[0]})"]
+        evidence: list[str] = []
         lines = [uses[0]]
-        for test in code.thread_tests:
-            if test.axis == axis:
-                evidence.append(f"`{test.text}` (line {test.line})")
-                lines.append(test.line)
         for bound in code.shared_bounds:
             if bound.axis == axis:
-                evidence.append(f"shared {bound.array} (line {bound.declared_line})")
+                evidence.append(f"shared {bound.array} at line {bound.declared_line}")
                 lines.append(bound.declared_line)
+        for test in code.thread_tests:
+            if test.axis == axis:
+                evidence.append(f"`{test.text}` at line {test.line}")
+                lines.append(test.line)
         splits = [s for s in code.parameter_splits if s.axis == axis][:2]
         for split in splits:
-            evidence.append(f"`{split.text}` (line {split.line})")
+            evidence.append(f"`{split.text}` at line {split.line}")
             lines.append(split.line)
         parameters = tuple(p for b in code.shared_bounds if b.axis == axis for p in b.parameters)
         parameters += tuple(p for s in splits for p in s.parameters)
@@ -179,11 +180,12 @@ def _fixed_by_use(code: KernelCode, ptx: PtxFacts | None) -> list[Requirement]:
         parameter = None
         if named is not None:
             parameter = named.name
-            evidence.append(f"`{named.name}` = {named.value} (line {named.line})")
+            evidence.append(f"`{named.name}` = {named.value} at line {named.line}")
             parameters = (named.name, *parameters)
+        evidence.append(f"threadIdx.{axis} indexes data at line {uses[0]} and blockDim.{axis} "
+                        "is never read")
         found.append(Requirement(
-            axis, "==", None, _evidence(parameters),
-            f"the code never reads blockDim.{axis}; " + ", ".join(dict.fromkeys(evidence)),
+            axis, "==", None, _evidence(parameters), tuple(dict.fromkeys(evidence)),
             tuple(sorted(set(lines))), parameter, proven=False))
     return found
 
@@ -215,7 +217,7 @@ def _named_parameters(
             continue
         found.append(Requirement(
             axis, "==", named.value, "compile-time",
-            f"`{named.name}` = {named.value} looks like the block size and is used",
+            (f"`{named.name}` = {named.value}, named like the block size, at line {named.line}",),
             (named.line,), named.name, proven=False))
     return found
 
@@ -223,7 +225,7 @@ def _named_parameters(
 def _halving(code: KernelCode) -> list[Requirement]:
     return [
         Requirement(_axis(axis), "pow2", None, "algorithm",
-                    f"`{header}` halves a stride from blockDim.{axis}", (line,))
+                    (f"`{header}` at line {line}",), (line,))
         for axis, header, line in code.halving_loops
     ]
 
@@ -234,9 +236,12 @@ def _whole_warps(code: KernelCode | None, ptx: PtxFacts | None) -> list[Requirem
         lines = ptx.full_mask_lines
     if not lines and not (ptx is not None and ptx.full_mask):
         return []
+    where = (" at line" + ("s " if len(lines) > 1 else " ") + ", ".join(map(str, lines[:3]))
+             if lines else "")
     return [Requirement(
         "threads", "multiple", WARP_SIZE, "algorithm",
-        "full-mask warp intrinsics need every lane of every warp", lines[:3], proven=False)]
+        (f"full-mask warp intrinsics{where} (every lane of every warp takes part)",),
+        lines[:3], proven=False)]
 
 
 def _unused_dimensions(ptx: PtxFacts | None) -> list[Requirement]:
@@ -247,8 +252,7 @@ def _unused_dimensions(ptx: PtxFacts | None) -> list[Requirement]:
         if not ptx.reads(f"tid.{axis}") and not ptx.reads(f"ntid.{axis}"):
             found.append(Requirement(
                 _axis(axis), "one", None, "algorithm",
-                f"the code never reads threadIdx.{axis}: more than one would repeat the same "
-                "work"))
+                (f"threadIdx.{axis} is never read (more would repeat the same work)",)))
     return found
 
 
@@ -270,41 +274,40 @@ def apply_annotation(constraints: BlockConstraints, annotation: Annotation) -> B
     proven requirement is a conflict (a warning) and the code's requirement stands.
     """
     line = annotation.range.start.line + 1
+    because = (f"the `// flipflop:` annotation at line {line}",)
     declared: list[Requirement] = []
     generic = False
     if annotation.block is not None:
         for extent_axis, value in zip(AXES, annotation.block, strict=True):
-            declared.append(Requirement(extent_axis, "==", value, "annotation",
-                                        "the kernel's `// flipflop:` annotation", (line,)))
+            declared.append(Requirement(extent_axis, "==", value, "annotation", because, (line,)))
     for axis_name, rule in annotation.block_rules:
         if rule == "any":
             generic = True
             continue
         axis = _axis(axis_name)
         if rule == "pow2":
-            declared.append(Requirement(axis, "pow2", None, "annotation",
-                                        "the kernel's `// flipflop:` annotation", (line,)))
+            declared.append(Requirement(axis, "pow2", None, "annotation", because, (line,)))
         elif rule.startswith("%"):
-            declared.append(Requirement(axis, "multiple", int(rule[1:]), "annotation",
-                                        "the kernel's `// flipflop:` annotation", (line,)))
+            declared.append(Requirement(axis, "multiple", int(rule[1:]), "annotation", because,
+                                        (line,)))
         else:
             declared.append(Requirement(axis, "==", int(rule.lstrip("=")), "annotation",
-                                        "the kernel's `// flipflop:` annotation", (line,)))
+                                        because, (line,)))
     if not declared and not generic:
         return constraints
     proven = [r for r in constraints.requirements if r.proven]
     conflicts = list(constraints.conflicts)
-    annotated_axes = {r.axis for r in declared}
-    for requirement in declared:
-        clash = _clash(requirement, proven)
-        if clash is not None:
-            conflicts.append(Conflict(f"the annotation at line {line}", None, clash, line))
+    clashes = [clash for r in declared if (clash := _clash(r, proven)) is not None]
+    for clash in clashes[:1]:
+        conflicts.append(Conflict(f"the annotation at line {line}", None, clash, line))
     if generic:
         conflicts.extend(Conflict(f"the annotation `block=any` at line {line}", None, r, line)
                          for r in proven[:1])
+    # An annotation that contradicts the code is wrong somewhere: none of it is used.
+    consistent = [] if clashes else declared
+    annotated_axes = {r.axis for r in consistent}
     kept = [r for r in constraints.requirements
             if r.proven or (not generic and r.axis not in annotated_axes)]
-    consistent = [r for r in declared if _clash(r, proven) is None]
     return replace(
         constraints,
         requirements=tuple(_deduplicated(kept + consistent)),

@@ -44,18 +44,18 @@ class Requirement:
     code assumes one size without saying which (`BlockConstraints.at_launch` resolves it).
     `proven`: the code states it (an assert, a library template, an array bound); otherwise it
     is inferred from how the code is written, and an annotation may override it.
-    `launch_bounds`: it comes from `__launch_bounds__`, which a quick fix may raise.
     """
 
     axis: Axis
     relation: Relation
     value: int | None
     evidence: EvidenceClass
-    reason: str
+    # What in the code says so, each with its line: ("shared tile[18][18] at line 7",
+    # "`threadIdx.x == 15` at line 17").
+    because: tuple[str, ...]
     lines: tuple[int, ...] = ()  # 1-based source lines
     parameter: str | None = None  # the compile-time parameter the value comes from
     proven: bool = True
-    launch_bounds: bool = False
 
     def holds(self, block: Dim3) -> bool:
         size = extent(block, self.axis)
@@ -87,17 +87,12 @@ class Requirement:
         return f"{name} {self.relation} {value}"
 
     @property
-    def where(self) -> str:
-        if not self.lines:
-            return ""
-        if len(self.lines) == 1:
-            return f" at line {self.lines[0]}"
-        return " at lines " + ", ".join(str(n) for n in self.lines)
+    def reason(self) -> str:
+        return ", ".join(self.because)
 
     def describe(self) -> str:
-        """`block.x == 16: shared tile[18][18] at line 50`."""
-        where = "" if "line" in self.reason else self.where
-        return f"{self.condition}: {self.reason}{where}"
+        """`block.x <= 16: shared tile[18][18] at line 7`."""
+        return f"{self.condition}: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -147,11 +142,6 @@ class BlockConstraints:
 
     def allows(self, block: Dim3) -> bool:
         return not self.violations(block)
-
-    def without_launch_bounds(self) -> BlockConstraints:
-        """The same constraints with `__launch_bounds__` set aside (what raising them costs)."""
-        kept = tuple(r for r in self.requirements if not r.launch_bounds)
-        return replace(self, requirements=kept)
 
     def at_launch(self, current: Dim3 | None, launch_line: int | None = None) -> BlockConstraints:
         """The constraints of one launch, whose block is `current` (None when unknown).
@@ -204,20 +194,23 @@ class BlockConstraints:
         return None
 
     def summary(self) -> str:
-        """One sentence for a table, hover or JSON: what the code needs and why."""
+        """One sentence for a table, hover or JSON: what the code needs and why, e.g. "the code
+        fixes the block at 16×16: shared tile[18][18] at line 7, `threadIdx.x == 15` at line
+        17, …"."""
         if not self.requirements and not self.unsure:
             return "the code runs with any block shape FlipFlop considers"
-        parts = []
         shape = self.fixed_shape()
+        shown = self.requirements
         if shape is not None:
-            parts.append(f"the code fixes the block at {_shape(shape)}")
+            head = f"the code fixes the block at {_shape(shape)}"
+            shown = tuple(r for r in shown if r.relation != "one") or shown
+        elif self.requirements:
+            head = "the code needs " + ", ".join(dict.fromkeys(r.condition for r in shown))
         else:
-            parts.append("the code needs " + "; ".join(r.condition for r in self.requirements)
-                         if self.requirements else "the code's block shape is unsure")
-        reasons = [r.reason + ("" if "line" in r.reason else r.where)
-                   for r in self.requirements]
-        reasons += [u.describe() for u in self.unsure]
-        return f"{parts[0]}: " + "; ".join(dict.fromkeys(reasons))
+            head = "the code's block shape is unsure"
+        because = [item for r in shown for item in r.because]
+        because += [u.describe() for u in self.unsure]
+        return f"{head}: " + ", ".join(dict.fromkeys(because))
 
 
 def _shape(block: Dim3) -> str:

@@ -148,6 +148,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
+    parts.extend(_constraint_lines(advice))
     varying = varying_tunables(advice.predictions)
     heading = "block" if not varying else _markdown_escaped(" ".join(varying)) + " (block)"
     parts.append(f"| {heading} | limit | time | power | energy | Δ energy vs current |"
@@ -206,6 +207,38 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
             f" {format_energy(heuristic.energy_j)}, {format_time(heuristic.time_s)}."
         )
     return "\n".join(parts)
+
+
+def _constraint_lines(advice: Advice) -> list[str]:
+    """What the kernel's code needs of its block, when that shaped the advice."""
+    constraints = advice.constraints
+    if constraints is None:
+        return []
+    parts = []
+    kept = advice.kept_as_written
+    if kept is not None:
+        parts.append(f"**Launch kept as written**: {_markdown_escaped(kept)}.")
+    elif constraints.requirements and any(
+            e.reason.startswith("the code needs") for e in advice.excluded):
+        parts.append(f"Only shapes the code supports: {_markdown_escaped(constraints.summary())}.")
+    elif constraints.unsure:
+        parts.append("FlipFlop is unsure which blocks the code supports: " + _markdown_escaped(
+            "; ".join(u.describe() for u in constraints.unsure)) + ".")
+    for conflict in constraints.conflicts:
+        parts.append(f"**Warning**: {_markdown_escaped(conflict.describe())}.")
+    heuristic = advice.heuristic
+    if heuristic is not None and not constraints.allows(heuristic.block):
+        broken = constraints.violations(heuristic.block)[0]
+        parts.append(f"NVIDIA's heuristic block {format_shape(heuristic.block)} breaks "
+                     f"{_markdown_escaped(broken.describe())}.")
+    return [*_paragraphs(parts)]
+
+
+def _paragraphs(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        out.extend((line, ""))
+    return out
 
 
 def _markdown_escaped(text: str) -> str:

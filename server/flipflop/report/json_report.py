@@ -6,6 +6,7 @@ from typing import Any
 
 from flipflop.advice import Advice, advice_to_json
 from flipflop.advice.assumptions import Influence
+from flipflop.constraints import BlockConstraints
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.predict import Prediction
 from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
@@ -110,6 +111,40 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
         "problem_size_from": launch.problem_origin,
         "line": launch.site.line + 1 if launch.site is not None else None,
         "assumptions": [influence_to_json(influence) for influence in launch.assumptions],
+        "constraints": constraints_to_json(launch.advice.constraints),
+    }
+
+
+def constraints_to_json(constraints: BlockConstraints | None) -> JsonObject | None:
+    """What the kernel's code needs of its block at this launch (`flipflop.constraints`)."""
+    if constraints is None:
+        return None
+    fixed = constraints.fixed_shape()
+    return {
+        "summary": constraints.summary(),
+        "generic": constraints.is_generic,
+        "fixed_block": list(fixed) if fixed is not None else None,
+        "declared_generic": constraints.declared_generic,
+        "requirements": [
+            {
+                "condition": r.condition,
+                "axis": r.axis,
+                "relation": r.relation,
+                "value": r.value,
+                "class": r.evidence,
+                "proven": r.proven,
+                "parameter": r.parameter,
+                "because": list(r.because),
+                "lines": list(r.lines),
+            }
+            for r in constraints.requirements
+        ],
+        "unsure": [{"reason": u.reason, "lines": list(u.lines)} for u in constraints.unsure],
+        "conflicts": [
+            {"message": c.describe(), "line": c.line,
+             "block": list(c.block) if c.block is not None else None}
+            for c in constraints.conflicts
+        ],
     }
 
 

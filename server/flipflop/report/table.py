@@ -76,6 +76,10 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
+    constraints = advice.constraints
+    if constraints is not None:
+        for conflict in constraints.conflicts:
+            out.append(f"  warning: {conflict.describe()}")
     if launch.assumptions:
         out.append("  guessed inputs, the one the recommendation rests on most first:")
         for influence in launch.assumptions:
