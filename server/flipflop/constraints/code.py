@@ -137,6 +137,8 @@ class KernelCode:
 
     thread_uses: Mapping[Axis3, tuple[int, ...]] = field(default_factory=dict)
     block_dim_uses: Mapping[Axis3, tuple[int, ...]] = field(default_factory=dict)
+    # Every builtin the source names, however it is used: "threadIdx.y", "blockDim.x", ...
+    builtins: frozenset[str] = frozenset()
     shared_bounds: tuple[SharedBound, ...] = ()
     thread_tests: tuple[ThreadTest, ...] = ()
     checks: tuple[Check, ...] = ()
@@ -189,6 +191,7 @@ class _Reader:
         self.guards: dict[Axis3, list[int | None]] = {}
         self.unguarded: set[Axis3] = set()
         self.dim_uses: dict[Axis3, list[int]] = {}
+        self.builtins: set[str] = set()
         self.shared: dict[str, tuple[list[Value | None], str, int]] = {}
         self.bounds: list[SharedBound] = []
         self.tests: list[ThreadTest] = []
@@ -351,6 +354,7 @@ class _Reader:
 
     def _builtin_use(self, node: Node, builtin: tuple[str, Axis3]) -> None:
         kind, axis = builtin
+        self.builtins.add(f"{kind}.{axis}")
         if kind == "blockDim":
             self.dim_uses.setdefault(axis, []).append(line(node))
         elif kind == "threadIdx" and not self._zero_test(node) and not self._alias_value(node):
@@ -875,6 +879,7 @@ class _Reader:
         return KernelCode(
             thread_uses=lines(self.thread_uses),
             block_dim_uses=lines(self.dim_uses),
+            builtins=frozenset(self.builtins),
             shared_bounds=tuple(self.bounds),
             thread_tests=tuple(self.tests),
             checks=tuple(self.checks),

@@ -61,7 +61,7 @@ def block_constraints(
             unsure.append(Unsure("code FlipFlop cannot parse uses threadIdx or blockDim",
                                  code.unreadable_lines))
     requirements += _whole_warps(code, ptx)
-    requirements += _unused_dimensions(ptx)
+    requirements += _unused_dimensions(code, ptx)
     constraints = BlockConstraints(tuple(_deduplicated(requirements)), tuple(unsure))
     if annotation is not None:
         constraints = apply_annotation(constraints, annotation)
@@ -244,12 +244,18 @@ def _whole_warps(code: KernelCode | None, ptx: PtxFacts | None) -> list[Requirem
         lines[:3], proven=False)]
 
 
-def _unused_dimensions(ptx: PtxFacts | None) -> list[Requirement]:
-    if ptx is None:
-        return []
+def _unused_dimensions(code: KernelCode | None, ptx: PtxFacts | None) -> list[Requirement]:
+    """An axis the kernel never reads: extra rows (layers) repeat the same work. Library code
+    may read it (`cg::this_thread_block().thread_rank()` reads every axis to rank threads), yet a
+    kernel that indexes with threadIdx.x alone still repeats its work along y."""
     found = []
     for axis in ("y", "z"):
-        if not ptx.reads(f"tid.{axis}") and not ptx.reads(f"ntid.{axis}"):
+        unread = ptx is not None and not ptx.reads(f"tid.{axis}") and not ptx.reads(
+            f"ntid.{axis}")
+        if code is not None and not unread:
+            unread = not {f"threadIdx.{axis}", f"blockDim.{axis}"} & code.builtins and bool(
+                code.thread_uses.get("x"))
+        if unread:
             found.append(Requirement(
                 _axis(axis), "one", None, "algorithm",
                 (f"threadIdx.{axis} is never read (more would repeat the same work)",)))
