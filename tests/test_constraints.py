@@ -9,19 +9,30 @@ shape of theirs may be ruled out by the code (the false "fixed" rate is asserted
 
 from __future__ import annotations
 
+import gzip
+import random
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from flipflop.constraints import BlockConstraints, block_constraints, template_values
+from flipflop.constraints import (
+    BlockConstraints,
+    apply_annotation,
+    block_constraints,
+    configuration_conflicts,
+    read_source,
+    template_values,
+)
 from flipflop.constraints.model import Requirement
 from flipflop.findings import findings
+from flipflop.formats.kernel_tuner_cache import load_cache_json
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import Dim3
 from flipflop.model import candidate_blocks
 from flipflop.pipeline import AnalysisOptions, AnalysisResult, KernelReport, analyze
+from flipflop.source import parse_source
 from flipflop.source.annotations import parse_annotation
 from flipflop.source.model import Position, Range, TemplateParameter
 
@@ -253,7 +264,56 @@ def test_block_any_overrides_what_was_only_inferred_but_not_what_is_proven() -> 
     range_ = Range(Position(0, 0), Position(0, 10), 0, 10)
     annotation = parse_annotation("// flipflop: block=any", range_)
     assert annotation is not None
-    from flipflop.constraints import apply_annotation
     result = apply_annotation(BlockConstraints((inferred, proven)), annotation)
     assert result.requirements == (proven,)
     assert result.conflicts and "block=any" in result.conflicts[0].what
+
+
+def test_tuned_values_that_break_the_code_are_warned_about() -> None:
+    result = analysed(CONSTRAINTS / "tuned_reduce_pow2.cu")
+    (kernel,) = result.kernels
+    space = kernel.primary.space
+    assert space is not None
+    (warning,) = space.constraint_warnings
+    assert warning.startswith("2 of 5 configurations break what the code needs")
+    assert "block.x a power of two" in warning and "at line 14" in warning
+    ff014 = [f for f in findings(result) if f.code == "FF014"]
+    assert [f.message for f in ff014] == [warning[0].upper() + warning[1:]]
+    # The space itself is the user's: every configuration is still evaluated.
+    assert {p.params for p in kernel.primary.advice.predictions} == {
+        (("block_size_x", size),) for size in (64, 96, 128, 192, 256)}
+
+
+MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
+MEASURED_KERNELS = [
+    ("convolution", "convolution.cu", "convolution_kernel", "RTX_3090.json.gz", None),
+    ("convolution_milo", "convolution.cu", "convolution_kernel", "A6000.json.gz", None),
+    ("pnpoly", "pnpoly.cu", "cn_pnpoly", "RTX_3090.json.gz", None),
+    ("expdist", "expdist.cu", "ExpDist", "RTX_A4000.json.gz", None),
+    ("wmma_gemm", "kernels/gemm_kernel_float.cu", "wmma_complex_gemm_opt",
+     "RTX_4000_Ada.json.gz", 32),
+]
+
+
+@pytest.mark.parametrize("folder,file,kernel,cache,block_x", MEASURED_KERNELS,
+                         ids=[m[0] for m in MEASURED_KERNELS])
+def test_measured_tunable_kernels_raise_no_warning(
+    folder: str, file: str, kernel: str, cache: str, block_x: int | None
+) -> None:
+    """Every configuration of these spaces ran on a real GPU: none breaks what its code needs,
+    so a warning would be false."""
+    text = (MEASURED / folder / file).read_text(errors="replace")
+    with gzip.open(MEASURED / folder / cache, "rt", encoding="utf-8") as stream:
+        data, _ = load_cache_json(stream.read(), cache)
+    assert isinstance(data, dict)
+    keys = data["tune_params_keys"]
+    measured = [e for e in data["cache"].values() if isinstance(e.get("time"), (int, float))]
+    configurations = []
+    for entry in random.Random(1).sample(measured, 60):
+        env = {k: entry[k] for k in keys if isinstance(entry.get(k), int)}
+        block = (block_x or env.get("block_size_x", 1), env.get("block_size_y", 1),
+                 env.get("block_size_z", 1))
+        configurations.append((env, block, str(env)))
+    source_kernel = parse_source(text).kernel(kernel)
+    assert source_kernel is not None and source_kernel.is_definition
+    assert configuration_conflicts(read_source(text), source_kernel, configurations) == ()

@@ -220,16 +220,31 @@ def _assumption_findings(
 def _space_findings(
     result: AnalysisResult, kernel: KernelReport, launch: LaunchReport, min_saving: float
 ) -> list[Finding]:
-    """Tunable defaults that use clearly more energy than the space's recommendation."""
+    """Tunable defaults that use clearly more energy than the space's recommendation, and
+    tuned values that break what the kernel's code needs."""
     advice, space = launch.advice, launch.space
     current = advice.current
-    if space is None or current is None:
+    if space is None:
         return []
+    source_kernel = kernel.source_kernel
+    found = [
+        Finding(
+            code="FF014",
+            severity=RULES["FF014"].severity,
+            message=warning[0].upper() + warning[1:],
+            line=source_kernel.line + 1 if source_kernel is not None else kernel.info.line or 1,
+            range=source_kernel.name_range if source_kernel is not None else None,
+            kernel=kernel.info.name,
+        )
+        for warning in space.constraint_warnings
+    ]
+    if current is None:
+        return found
     rec = advice.recommendation
     saving = rec.energy_saving_vs_current
     chosen = rec.prediction
     if saving is None or saving < max(min_saving, 1e-9) or chosen.params == current.params:
-        return []
+        return found
     changes = [
         (name, value) for (name, value), (_, old) in zip(chosen.params, current.params,
                                                           strict=True)
@@ -253,11 +268,11 @@ def _space_findings(
     if edits and chosen.power_limit_w is None:
         fixes = (Fix(title=f"Use {described} (lowest energy{_saving_text(current, chosen)})",
                      edits=tuple(edits), preferred=True),)
-    source_kernel = kernel.source_kernel
     anchor = result.source.default_of(changes[0][0]) if changes else None
     line = (anchor.line + 1 if anchor is not None
             else source_kernel.line + 1 if source_kernel is not None else kernel.info.line or 1)
     return [
+        *found,
         Finding(
             code="FF013",
             severity="warning",

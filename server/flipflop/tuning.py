@@ -22,6 +22,7 @@ from flipflop.advice import Advice, Excluded
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.advice.space import SpaceCandidate, advise_space
 from flipflop.analysis import KernelFeatures
+from flipflop.constraints import configuration_conflicts, read_source
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.resources import Resources
@@ -77,6 +78,9 @@ class SpaceReport:
     seed: int
     unused: tuple[str, ...] = ()  # tunables the source never names
     notes: tuple[str, ...] = ()
+    # Configurations whose tuned values break what the kernel's code needs (a warning: the
+    # space is the user's; see `flipflop.constraints.configuration_conflicts`).
+    constraint_warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -277,6 +281,14 @@ def _advise(
     if not candidates:
         reasons = "; ".join(e.reason for e in excluded[:3])
         raise SpaceError(f"no configuration of the space compiled ({reasons})")
+    warnings = configuration_conflicts(
+        read_source(source.text), source.kernel(kernel_name.split("<", 1)[0].strip()),
+        [({name: value for name, value in c.items() if isinstance(value, int)},
+          launch.block(c), ", ".join(f"{name}={value}" for name, value in c.items()))
+         for c in standing],
+    )
+    if warnings:
+        report = replace(report, constraint_warnings=warnings)
     block_names = launch.block_names(space.names)
     advice = advise_space(
         profile, candidates, excluded=excluded,

@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(analysis_to_table(result, args.all))
     for note in result.notes:
         print(f"flipflop: note: {note}", file=sys.stderr)
+    for kernel in result.kernels:
+        space = kernel.primary.space
+        for warning in space.constraint_warnings if space is not None else ():
+            print(f"flipflop: warning: {warning}", file=sys.stderr)
     if args.emit_kernel_tuner is not None:
         try:
             emit_shortlist(result, args.emit_kernel_tuner)

@@ -23,6 +23,7 @@ from flipflop.constraints.model import (
 )
 from flipflop.constraints.ptx_facts import PtxFacts, ptx_facts
 from flipflop.ir import Module
+from flipflop.launch import Dim3
 from flipflop.source.folding import FileSymbols, Folder
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.syntax import captures, declarator_name, parse_tree
@@ -37,6 +38,7 @@ __all__ = [
     "Unsure",
     "apply_annotation",
     "block_constraints",
+    "configuration_conflicts",
     "instance_constraints",
     "ptx_facts",
     "read_source",
@@ -94,6 +96,65 @@ def instance_constraints(
     facts = ptx_facts(module, ptx_name, source_path) if module is not None else None
     annotation = kernel.annotation if kernel is not None else None
     return block_constraints(code, facts, annotation)
+
+
+def configuration_conflicts(
+    reading: SourceReading,
+    kernel: SourceKernel | None,
+    configurations: Sequence[tuple[Mapping[str, int], Dim3, str]],
+) -> tuple[str, ...]:
+    """What the code needs that some configurations of a search space break, one line per
+    requirement: "12 of 240 configurations break block.x a power of two (…), e.g.
+    block_size_x=48". `configurations` holds each one's integer tunables, block and label.
+
+    Kernel Tuner's restrictions decide the space; this only warns, with what the code shows.
+    """
+    if kernel is None or not kernel.is_definition:
+        return ()
+    node = reading.definitions.get(kernel.name_range.start_byte)
+    if node is None:
+        return ()
+    broken: dict[str, list[str]] = {}
+    # Configurations that differ only in values the code never names read the same facts.
+    named = names_reached(reading)
+    facts: dict[tuple[tuple[str, int], ...], BlockConstraints] = {}
+    for env, block, label in configurations:
+        key = tuple(sorted((name, value) for name, value in env.items() if name in named))
+        if key not in facts:
+            code = read_kernel(reading.tree.root_node, node, reading.folder, dict(key))
+            facts[key] = block_constraints(code, None, kernel.annotation)
+        at_launch = facts[key].at_launch(block)
+        for conflict in at_launch.conflicts:
+            broken.setdefault(conflict.requirement.describe(), []).append(label)
+    total = len(configurations)
+    return tuple(
+        f"{len(labels)} of {total} configurations break what the code needs, {what}; "
+        f"e.g. {labels[0]}"
+        for what, labels in broken.items()
+    )
+
+
+def names_reached(reading: SourceReading) -> frozenset[str]:
+    """Every identifier a kernel's code can depend on: the functions of the file (callees are
+    found by name) and the macros they name, transitively."""
+    text = "\n".join(
+        node.text.decode("utf-8", errors="replace") for node in
+        captures(reading.tree.root_node, "(function_definition) @f").get("f", [])
+        if node.text is not None
+    )
+    found = set(_IDENTIFIER.findall(text))
+    macros = reading.folder.symbols.macros
+    pending = [name for name in found if name in macros]
+    while pending:
+        for name in _IDENTIFIER.findall(macros[pending.pop()]):
+            if name not in found:
+                found.add(name)
+                if name in macros:
+                    pending.append(name)
+    return frozenset(found)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def template_values(parameters: Sequence[object], display_name: str) -> dict[str, int]:

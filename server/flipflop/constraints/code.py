@@ -168,7 +168,7 @@ def read_kernel(
         reader.aliases_of(body)
     for body in bodies:
         reader.read(body)
-    reader.read_file_types(bodies)
+    reader.read_file_types()
     return reader.result()
 
 
@@ -337,14 +337,14 @@ class _Reader:
             elif kind == "ERROR" and re.search(r"threadIdx|blockDim", text_of(node)):
                 self.errors.append(line(node))
 
-    def read_file_types(self, bodies: list[Node]) -> None:
+    def read_file_types(self) -> None:
         """File-scope `typedef`/`using` of library primitives that the kernel names."""
-        inside = {(b.start_byte, b.end_byte) for b in bodies}
         for node in _walk(self.root):
             if node.type not in ("type_definition", "alias_declaration"):
                 continue
-            if any(start <= node.start_byte < end for start, end in inside):
-                continue
+            if any(a.type in ("function_definition", "lambda_expression")
+                   for a in ancestors(node)):
+                continue  # another function's local type
             declared = node.child_by_field_name("declarator") or node.child_by_field_name("name")
             if declared is None or text_of(declared) not in self.type_names:
                 continue

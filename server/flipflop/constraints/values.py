@@ -83,11 +83,12 @@ class Evaluator:
         if binding is None:
             return None
         if binding.kind == "macro":
-            folded = self.folder.scalar(node)
-            if folded.value is not None:
-                return Value(folded.value, (name,))
+            # `#define block_size block_size_x`: the names inside take the instance's values.
             inner = self.value(binding.value, depth + 1)
-            return Value(inner.number, _merge((name,), inner.parameters)) if inner else None
+            if inner is not None:
+                return Value(inner.number, _merge((name,), inner.parameters))
+            folded = self.folder.scalar(node)
+            return Value(folded.value, (name,)) if folded.value is not None else None
         if binding.kind in ("parameter", "template") or binding.value is None:
             return None
         if not self.folder.is_stable(binding):

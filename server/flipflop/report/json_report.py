@@ -97,6 +97,7 @@ def space_to_json(space: SpaceReport, advice: Advice) -> JsonObject:
         "shortlist_size": len(advice.shortlist),
         "search_space_reduction": advice.search_space_reduction,
         "unused_tunables": list(space.unused),
+        "constraint_warnings": list(space.constraint_warnings),
     }
 
 

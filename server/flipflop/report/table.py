@@ -80,6 +80,9 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     if constraints is not None:
         for conflict in constraints.conflicts:
             out.append(f"  warning: {conflict.describe()}")
+    if launch.space is not None:
+        for warning in launch.space.constraint_warnings:
+            out.append(f"  warning: {warning}")
     if launch.assumptions:
         out.append("  guessed inputs, the one the recommendation rests on most first:")
         for influence in launch.assumptions:
