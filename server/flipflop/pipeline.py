@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from flipflop.advice import Advice, advise
+from flipflop.advice import Advice, NoLaunchableConfig, advise
 from flipflop.advice.assumptions import Influence, launch_assumptions
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
@@ -304,9 +304,13 @@ def _kernel_reports(
         def usage(name: str = info.name) -> Resources | None:
             return resources_of(name)
 
-        launches = _launch_reports(
-            profile, features, directives, source, source_kernel, options, usage, constraints
-        )
+        try:
+            launches = _launch_reports(
+                profile, features, directives, source, source_kernel, options, usage, constraints
+            )
+        except NoLaunchableConfig as error:
+            notes.append(f"{info.display_name}: not analysed: {error}")
+            continue
         resources = usage()
         if launches is None or resources is None:
             notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
@@ -376,7 +380,13 @@ def _launch_report(
 ) -> LaunchReport | None:
     inputs = launch_inputs(features, source_kernel, site, options.launch_request(), file_constants)
     problem, current, dynamic_smem = inputs.problem, inputs.current_block, inputs.dynamic_smem_bytes
-    constraints = kernel_constraints.at_launch(current, site.line + 1 if site else None)
+    bound = block_limit(directives, source_kernel)
+    launch_line = site.line + 1 if site else None
+    bounds_line = source_kernel.line + 1 if source_kernel is not None else None
+    constraints = kernel_constraints.with_launch_bound(bound, bounds_line).at_launch(
+        current, launch_line)
+    # What the same search would allow if the launch bounds were raised (FF002).
+    unbounded_constraints = kernel_constraints.at_launch(current, launch_line)
     params = dict(inputs.params)
     two_d = features.uses_tid_y or inputs.two_d
     three_d = features.uses_tid_z or inputs.three_d
@@ -401,8 +411,6 @@ def _launch_report(
     if resources is None:
         return None
 
-    bound = block_limit(directives, source_kernel)
-
     def search(
         limit: int | None,
         problem: ProblemSize = problem,
@@ -423,7 +431,7 @@ def _launch_report(
             shortlist_share=options.shortlist_share,
             dynamic_smem_bytes=dynamic_smem,
             block_limit=limit,
-            constraints=constraints,
+            constraints=constraints if limit is not None else unbounded_constraints,
         )
 
     advice = search(bound)

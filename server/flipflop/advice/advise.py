@@ -166,6 +166,9 @@ def advise(
         refused = _refused(constraints, block, current_block)
         if refused is not None:
             return Excluded(block, refused)
+        return evaluate_without_constraints(block)
+
+    def evaluate_without_constraints(block: Dim3) -> _Evaluated | Excluded:
         if block_limit is not None and volume(block) > block_limit:
             return Excluded(block, f"{volume(block)} threads exceed the launch bound {block_limit}")
         shape = LaunchShape(block, problem.grid_for(block), dynamic_smem_bytes)
@@ -180,6 +183,13 @@ def advise(
         outcomes = _conserving_work(outcomes, problem, current_block, work_for,
                                     dynamic_smem_bytes)
     launchable = {b: o for b, o in outcomes.items() if isinstance(o, _Evaluated)}
+    if not launchable and constraints is not None and current_block is not None:
+        # The code's requirements leave nothing (they contradict the launch as written): the
+        # launch itself is still predicted and kept, and the conflict is reported.
+        kept = evaluate_without_constraints(current_block)
+        if isinstance(kept, _Evaluated):
+            launchable = {current_block: kept}
+            outcomes[current_block] = kept
     excluded = tuple(o for o in outcomes.values() if isinstance(o, Excluded))
     if not launchable:
         reasons = "; ".join(f"{_shape(e.block)}: {e.reason}" for e in excluded[:3])

@@ -143,6 +143,16 @@ class BlockConstraints:
     def allows(self, block: Dim3) -> bool:
         return not self.violations(block)
 
+    def with_launch_bound(self, threads: int | None, line: int | None) -> BlockConstraints:
+        """The same constraints and `__launch_bounds__`: a launch with more threads fails."""
+        if threads is None:
+            return self
+        where = f" at line {line}" if line else ""
+        bound = Requirement("threads", "<=", threads, "compile-time",
+                            (f"`__launch_bounds__` ({threads} threads){where}",),
+                            (line,) if line else ())
+        return replace(self, requirements=(*self.requirements, bound))
+
     def at_launch(self, current: Dim3 | None, launch_line: int | None = None) -> BlockConstraints:
         """The constraints of one launch, whose block is `current` (None when unknown).
 
@@ -172,6 +182,9 @@ class BlockConstraints:
                         f"block of {where}", requirement.lines))
                     continue
             resolved.append(requirement)
+        # An inference that no block can meet together with what the code proves is wrong.
+        proven = [r for r in resolved if r.proven]
+        resolved = [r for r in resolved if r.proven or all(_compatible(r, p) for p in proven)]
         return replace(self, requirements=tuple(resolved), unsure=tuple(unsure),
                        conflicts=tuple(conflicts))
 
@@ -211,6 +224,27 @@ class BlockConstraints:
         because = [item for r in shown for item in r.because]
         because += [u.describe() for u in self.unsure]
         return f"{head}: " + ", ".join(dict.fromkeys(because))
+
+
+_LARGEST_EXTENT = 1024  # CUDA's largest block extent (x and y; z is 64)
+
+
+def _compatible(first: Requirement, second: Requirement) -> bool:
+    """Whether some block meets both: along their common axis (x and the thread count are one
+    axis for a 1-D block); requirements on different axes always can."""
+    axes = {first.axis, second.axis}
+    if len(axes) > 1 and axes != {"x", "threads"}:
+        return True
+    axis = first.axis if first.axis != "threads" else second.axis
+    for value in range(1, _LARGEST_EXTENT + 1):
+        shape: Dim3 = (value, 1, 1)
+        if axis == "y":
+            shape = (1, value, 1)
+        elif axis == "z":
+            shape = (1, 1, value)
+        if first.holds(shape) and second.holds(shape):
+            return True
+    return False
 
 
 def _shape(block: Dim3) -> str:
