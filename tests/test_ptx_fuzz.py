@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpus_ptx import CorpusCompiler, corpus_cases, corpus_compiler
-from ptx_fuzz import SLOW_S, check, fuzz
+from ptx_fuzz import HANG_S, check, fuzz
 
 __all__ = ["corpus_compiler"]  # the session fixture, used by name below
 
@@ -19,7 +19,7 @@ SAMPLES = Path(__file__).parent / "ptx_samples"
 def test_two_thousand_mutated_inputs(corpus_compiler: CorpusCompiler, tmp_path: Path) -> None:
     seeds = [(f"{p.stem}.{arch}", corpus_compiler.ptx(p, arch)) for p, arch in corpus_cases()]
     seeds += [(p.name, p.read_text(encoding="utf-8")) for p in sorted(SAMPLES.glob("*.ptx"))]
-    summary = fuzz(seeds, 2000, seed=14, workdir=tmp_path, compare_paths=True)
+    summary = fuzz(seeds, 2000, seed=14, workdir=tmp_path, compare_paths=True, slow_s=HANG_S)
     report = [
         f"#{index} from {name} after {', '.join(applied)}: {verdict.outcome}\n{verdict.detail}"
         for index, name, applied, verdict, _ in summary.failures
@@ -27,7 +27,6 @@ def test_two_thousand_mutated_inputs(corpus_compiler: CorpusCompiler, tmp_path: 
     assert not report, "\n\n".join(report)
     # the mutations reach both ends: inputs that still parse and inputs that do not
     assert summary.outcomes["ir"] > 200 and summary.outcomes["syntax error"] > 200
-    assert summary.slowest_s <= SLOW_S
 
 
 def test_the_checker_tells_failures_apart(tmp_path: Path) -> None:
