@@ -91,6 +91,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from flipflop.formats.errors import FormatError
     from flipflop.gpu.profiles import UnknownGpuError
     from flipflop.toolchain.errors import ToolchainError
 
@@ -102,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
                                                      args.slack, args.nvcc, args.shortlist))
             else:
                 results.append(validate_space_file(path, args))
+    except FormatError as exc:
+        location = exc.path if exc.line is None else f"{exc.path}:{exc.line}:{exc.column or 1}"
+        print(f"{location}: error: {exc.reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
         print(f"flipflop validate: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -162,6 +167,8 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         t1_path = path.parent / "T1.json"
     t1 = read_t1(t1_path, kernel_file=args.source) if t1_path is not None else None
     measured = read_measured_space(path, t1)
+    for warning in measured.warnings:
+        print(f"{path}: warning: {warning}", file=sys.stderr)
     source = args.source or (Path(t1.kernel_file) if t1 is not None else None)
     if source is None:
         raise MeasurementFileError(
@@ -342,6 +349,22 @@ def _row(result: FileValidation) -> list[str]:
     ]
 
 
+def _provenance(result: FileValidation) -> str:
+    """Which entries were skipped and where energy and power came from, as one sentence."""
+    parts = []
+    if result.failed:
+        total = sum(count for _, count in result.failed)
+        reasons = ", ".join(f"{reason} {count}" for reason, count in result.failed)
+        parts.append(f"{total} failed entries skipped ({reasons})")
+    if result.sources:
+        parts.append("; ".join(f"{quantity} from {field}" for quantity, field in result.sources))
+        m = result.metrics
+        parts.append(f"ρ power {_number(m.spearman_power)}, MAPE power "
+                     f"{_number(m.mape_power, digits=1)}%, MAPE energy "
+                     f"{_number(m.mape_energy, digits=1)}%")
+    return "; ".join(parts)
+
+
 def format_table(results: Sequence[FileValidation]) -> str:
     """One row per file; the baselines' regret is on energy where measured, else on time."""
     rows = [_row(result) for result in results]
@@ -350,6 +373,11 @@ def format_table(results: Sequence[FileValidation]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    skipped = [result for result in results if result.failed or result.sources]
+    if skipped:
+        lines.append("")
+        for result in skipped:
+            lines.append(f"{_file_name(result)}: {_provenance(result)}")
     biased = [(result, bias[0]) for result in results if (bias := result.bias)]
     if biased:
         lines.append("")
