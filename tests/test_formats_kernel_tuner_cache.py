@@ -265,7 +265,7 @@ def test_a_plain_json_cache_reads_like_its_gzip(tmp_path: Path) -> None:
     assert read_kernel_tuner_cache(path).entries == _read("pnpoly/RTX_2080_Ti.json.gz").entries
 
 
-# ----------------------------------------------------------------------------- as Kernel Tuner reads
+# ---------------------------------------------------------------------- as Kernel Tuner reads
 
 
 def test_the_tensor_core_gemm_cache_skips_its_run_time_failures() -> None:

@@ -12,6 +12,7 @@ concern; without a problem size, the default thread count of `flipflop.space.pro
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,7 @@ from flipflop.space.tunables import (
 )
 from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
 from flipflop.toolchain.compile import effective_flags
+from flipflop.toolchain.names import kernel_base_name, written_instance
 from flipflop.variants.analyze import Backend, VariantAnalysis, VariantJob
 from flipflop.variants.cache import DiskCache, default_cache, included_files
 from flipflop.variants.nvrtc import nvrtc_version
@@ -117,6 +119,8 @@ def analyze_space(
     Raises `SpaceError` for a space that cannot be built or holds nothing that compiles, and
     `ToolchainError` when the compiler is missing or the search is cancelled.
     """
+    if "<" in kernel_name:  # `void f<float, 4>(float*)` names the instance `f<float, 4>`
+        kernel_name = written_instance(kernel_name)
     space, launch, problem_from = build_space(
         options, annotation, profile.limits.max_threads_per_block
     )
@@ -144,8 +148,8 @@ def analyze_space(
     if cache is None and options.use_cache:
         cache = default_cache()
 
-    template = TemplateKernel.of(kernel_name, source)
     declared = kernel_declaration(path, source_text, source, kernel_name, compile_options)
+    template = TemplateKernel.of(kernel_name, declared)
     unmatched = unmatched_parameters(declared, request)
     if unmatched:
         named = ", ".join(p.name for p in declared.parameters) if declared else "not found"
@@ -205,11 +209,17 @@ def _backend(
     return ("nvcc" if fallback.ok else "nvrtc"), fresh
 
 
+def _beyond(reason: str, source: SourceFile) -> bool:
+    """Whether a compiler error is on a line after the source's last: the appended instance."""
+    found = re.search(r"\bline (\d+):", reason)
+    return found is not None and int(found.group(1)) > source.text.count("\n") + 1
+
+
 def kernel_declaration(path: Path, text: str, source: SourceFile, kernel_name: str,
                        options: CompileOptions) -> Kernel | None:  # fmt: skip
     """The kernel's definition: in the file, else in a file it includes (a kernel body kept in
     a header, as CLBlast's `.opencl` parts are), for its parameter names."""
-    name = kernel_name.split("<", 1)[0].strip()
+    name = kernel_base_name(kernel_name)
     found = source.kernel(name)
     if found is not None:
         return found
@@ -222,6 +232,18 @@ def kernel_declaration(path: Path, text: str, source: SourceFile, kernel_name: s
         if found is not None:
             return found
     return None
+
+
+def requested_template(path: Path, text: str, source: SourceFile, kernel_name: str | None,
+                       options: CompileOptions) -> TemplateKernel | None:
+    """The kernel template of the file or its headers whose instance `kernel_name` names
+    (`f<float, 4>`, as Kernel Tuner names one and instantiates it itself), else None."""
+    if kernel_name is None or "<" not in kernel_name:
+        return None
+    declared = kernel_declaration(path, text, source, kernel_name, options)
+    if declared is None or not declared.template_parameters:
+        return None
+    return TemplateKernel.declared_as(declared)
 
 
 def unmatched_parameters(declared: Kernel | None, request: LaunchRequest) -> list[str]:
@@ -276,6 +298,10 @@ def _advise(
         standing[configuration] = (analysis, len(candidates) - 1)
     if not candidates:
         reasons = "; ".join(e.reason for e in excluded[:3])
+        template = TemplateKernel.of(kernel_name, source_kernel) if source_kernel else None
+        if template is not None and excluded and all(
+                _beyond(e.reason, source) for e in excluded):
+            raise SpaceError(template.refusal(kernel_name, excluded[0].reason))
         raise SpaceError(f"no configuration of the space compiled ({reasons})")
     block_names = launch.block_names(space.names)
     advice = advise_space(

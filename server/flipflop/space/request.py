@@ -30,6 +30,7 @@ from flipflop.space.tunables import (
     choose_indices,
     parse_tune_option,
 )
+from flipflop.toolchain.names import kernel_base_name
 
 Compiler = Literal["auto", "nvrtc", "nvcc"]
 
@@ -145,24 +146,42 @@ def _integer_or_text(entry: str | int) -> int | str:
 
 @dataclass(frozen=True)
 class TemplateKernel:
-    """A kernel tuned through its template arguments: `--kernel 'sgemm<BM,BN,8>'`."""
+    """A kernel template named with its arguments, `--kernel 'sgemm<BM,BN,8>'` or `f<float, 4>`:
+    Kernel Tuner instantiates such a name itself, so the source need not."""
 
-    name: str
-    parameter_types: tuple[str, ...]
+    name: str  # as the source spells it
+    qualified_name: str  # with its namespaces, for a reference from file scope
+    parameters: str = ""  # the template's parameter list, `typename T, int N`, for messages
 
     @classmethod
-    def of(cls, kernel_name: str, source: SourceFile) -> TemplateKernel | None:
+    def of(cls, kernel_name: str, declared: SourceKernel | None) -> TemplateKernel | None:
+        """The template `kernel_name` instantiates (None: not a name with arguments); SpaceError
+        when `declared`, the kernel of that name in the source or its headers, is no template."""
         if "<" not in kernel_name:
             return None
-        base = kernel_name.split("<", 1)[0].strip()
-        kernel = source.kernel(base)
-        if kernel is None or not kernel.template_parameters:
-            raise SpaceError(f"{base} is not a kernel template in this file")
-        return cls(base, tuple(p.type for p in kernel.parameters))
+        base = kernel_base_name(kernel_name)
+        if declared is None or not declared.template_parameters:
+            raise SpaceError(f"{base} is not a kernel template in this file or its headers")
+        return cls.declared_as(declared)
+
+    @classmethod
+    def declared_as(cls, declared: SourceKernel) -> TemplateKernel:
+        parameters = ", ".join(f"{p.type} {p.name}".strip() for p in declared.template_parameters)
+        return cls(declared.name, declared.qualified_name, parameters)
+
+    def refusal(self, instance: str, reason: str) -> str:
+        """Why `instance` does not instantiate the template, for `--kernel`'s error."""
+        return (f"--kernel '{instance}': {self.name}<{self.parameters}> does not take these "
+                f"template arguments ({reason})")
 
     def instantiation(self, instance: str) -> str:
-        """The explicit instantiation that makes nvcc emit `instance` (appended to the source)."""
-        return f"\ntemplate __global__ void {instance}({', '.join(self.parameter_types)});\n"
+        """Source text that makes the compiler emit `instance` (appended to the source). Taking
+        the instance's address from file scope instantiates it in nvcc and NVRTC alike, needs no
+        parameter types, and is harmless when the file instantiates it too; a failure names the
+        line after the source's last."""
+        arguments = instance.partition("<")[2]
+        return (f"\nstatic auto* const flipflop_instance __attribute__((unused)) = "
+                f"&{self.qualified_name}<{arguments};\n")
 
 
 def template_arguments(kernel_name: str) -> tuple[str, ...]:
