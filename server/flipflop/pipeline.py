@@ -177,7 +177,7 @@ def analyze(
     source = parse_source(source_text)
     arch = options.arch or profile.arch
     annotated = space_annotation(source, options.kernel)
-    if options.space.given or annotated is not None:
+    if options.space.given or (annotated is not None and annotated[1].tunes):
         return _analyze_space(path, source_text, source, profile, tools, arch, options,
                               annotated, cancel, progress)
     compiled = _compile_requested(path, source_text, source, tools, arch, options, cancel)

@@ -75,6 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--std", help="C++ standard passed to nvcc, e.g. c++17")
     parser.add_argument("--param", type=param_argument, action="append", default=[],
                         metavar="NAME=VALUE", help="value of a scalar kernel parameter")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME=EXPR",
+                        help="a value computed from the tunables, as analyze's --define")
     parser.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]")
     for axis in "xyz":
         parser.add_argument(f"--grid-div-{axis}", type=names_argument, metavar="P[,Q...]")
@@ -184,10 +186,12 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         defines=tuple(args.defines),
         std=args.std,
         extra_args=t1.compiler_options if t1 is not None else (),
-        params=tuple(args.param),
+        # The T1 file's scalar arguments, then --param (a later value wins).
+        params=(*(t1.scalar_values if t1 is not None else ()), *args.param),
         slack=args.slack,
         shortlist_share=args.shortlist,
         space=SpaceOptions(
+            defines=tuple(args.define),
             problem_size=args.problem_size,
             grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
             block_size_names=args.block_size_names,

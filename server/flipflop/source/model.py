@@ -78,6 +78,7 @@ class Annotation:
     grid_div: tuple[str | None, str | None, str | None] = (None, None, None)
     block_size_names: str | None = None
     restrictions: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # `NAME=EXPR`: preprocessor values computed from the tunables
 
     @property
     def tunes(self) -> bool:
