@@ -134,7 +134,8 @@ def test_an_annotated_define_naming_an_unknown_tunable_points_at_it(tmp_path: Pa
     source.write_text(text)
     done = _cli("analyze", str(source), "--gpu", "rtx-a4000", cache=tmp_path / "cache")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    line = text.splitlines().index(next(l for l in text.splitlines() if "block_size_q" in l))
+    lines = text.splitlines()
+    line = lines.index(next(entry for entry in lines if "block_size_q" in entry))
     column = text.splitlines()[line].index("block_size_q") + 1
     assert done.stderr.startswith(f"{source}:{line + 1}:{column}: error: define "
                                   "ITEMS_PER_THREAD: unknown parameter 'block_size_q'")

@@ -354,3 +354,23 @@ def test_an_entry_without_a_time_is_skipped_and_a_file_of_nothing_else_is_an_err
     path.write_text(json.dumps(document))
     with pytest.raises(FormatError, match="the file holds no measurements"):
         read_measured_space(path)
+
+
+def test_the_tensor_core_gemm_cache_holds_exactly_the_space_of_its_t1_file() -> None:
+    # T1.json was written from tune_gemm.py.txt: ten clocks × the restricted code space.
+    t1 = read_t1(MEASURED / "wmma_gemm" / "T1.json")
+    measured = read_kernel_tuner_cache(MEASURED / "wmma_gemm" / "RTX_4000_Ada.json.gz")
+    assert [entry.config for entry in measured.entries] == list(t1.space.configurations)
+    assert t1.kernel_name == "wmma_complex_gemm_opt"
+    assert t1.space.names[0] == "nvml_gr_clock" and len(t1.launch.derived) == 17
+
+
+def test_the_interrupted_expdist_cache_is_the_start_of_its_t1_space() -> None:
+    # Kernel Tuner measured the space in its own order and was stopped: the cache holds the
+    # first 2,885 configurations of the 294,000 the script's restrictions leave.
+    t1 = read_t1(MEASURED / "expdist" / "T1.json")
+    measured = read_kernel_tuner_cache(MEASURED / "expdist" / "RTX_A4000.json.gz")
+    assert t1.space.size == 294_000
+    order = [entry.config for entry in measured.entries]
+    assert list(t1.space.configurations[:len(order)]) == order
+    assert t1.scalar_values == (("m", 32768.0), ("n", 32768.0))

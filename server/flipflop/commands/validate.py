@@ -93,35 +93,53 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from flipflop.formats.errors import FormatError
-    from flipflop.gpu.profiles import UnknownGpuError
+    """Every measured file at the path, scored. In a folder, a file that cannot be validated
+    (no kernel source, nothing usable) is reported and the others are still scored; the exit
+    code says that one failed."""
     from flipflop.toolchain.errors import ToolchainError
 
     try:
-        results = []
-        for path, kind in validation_inputs(args.measurements):
+        inputs = validation_inputs(args.measurements)
+    except (MeasurementFileError, ValueError, OSError) as exc:
+        return _report(exc)
+    results: list[FileValidation] = []
+    status = 0
+    for path, kind in inputs:
+        try:
             if kind == "flipflop":
                 results.append(validate_measurements(read_measurement(path), path, args.gpu,
                                                      args.slack, args.nvcc, args.shortlist))
             else:
                 results.append(validate_space_file(path, args))
-    except FormatError as exc:
-        location = exc.path if exc.line is None else f"{exc.path}:{exc.line}:{exc.column or 1}"
-        print(f"{location}: error: {exc.reason}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
-        print(f"flipflop validate: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ToolchainError as exc:
-        print(f"flipflop validate: error: {exc}", file=sys.stderr)
-        return EXIT_TOOLCHAIN
+        except ToolchainError as exc:
+            return _report(exc)
+        except (MeasurementFileError, ValueError, OSError) as exc:
+            status = _report(exc)
+            if len(inputs) == 1:
+                return status
+    if not results:
+        return status
     if args.format == "json":
         objects = [validation_to_json(result) for result in results]
         single = args.measurements.is_file() and len(objects) == 1
         print(json.dumps(objects[0] if single else objects, indent=2))
     else:
         print(format_table(results))
-    return 0
+    return status
+
+
+def _report(exc: Exception) -> int:
+    """Print why a file could not be validated (`FILE: error:` where the file is known);
+    the exit code."""
+    from flipflop.formats.errors import FormatError
+    from flipflop.toolchain.errors import ToolchainError
+
+    if isinstance(exc, FormatError):
+        location = exc.path if exc.line is None else f"{exc.path}:{exc.line}:{exc.column or 1}"
+        print(f"{location}: error: {exc.reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"flipflop validate: error: {exc}", file=sys.stderr)
+    return EXIT_TOOLCHAIN if isinstance(exc, ToolchainError) else EXIT_BAD_INPUT
 
 
 def validation_inputs(path: Path) -> list[tuple[Path, str]]:
