@@ -21,7 +21,8 @@ sys.path.insert(0, str(DATA))
 import make_fixtures as known  # noqa: E402  (the generator holds the true coefficients)
 
 MICROBENCH = DATA / "synthetic-h200" / "microbench"
-A100_SWEEP = Path(__file__).resolve().parents[1] / "calibration" / "data" / "reference" / "a100-pcie-fp32-clock-sweep.json"
+A100_SWEEP = (Path(__file__).resolve().parents[1] / "calibration" / "data" / "reference"
+              / "a100-pcie-fp32-clock-sweep.json")
 
 
 def _fit():  # type: ignore[no-untyped-def]
