@@ -18,7 +18,6 @@ our own compiler measurements (docs/model.md).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import statistics
 import subprocess
@@ -154,6 +153,27 @@ DATASETS = (
         "+42% to +86%), ρ 0.59 and a pick 28% off, so it is not built. The shifts that decide "
         "how close the DMs' reads are live in the input data (shifts[channel]), not in the "
         "code")),
+    # tune_gemm.py.txt (ccglib): ten locked clocks (nvml_gr_clock) × the code configurations;
+    # everything else from its T1.json (derived defines N_PER_WARP, M_PER_WARP).
+    Dataset("wmma_gemm", note=(
+        "energy and power measured by PowerSensor3 (ps_energy, ps_power) at ten locked clocks; "
+        "each clock is the locked clock of its configuration's prediction, and the 430 "
+        "configurations that failed at run time are skipped"), missing=(
+        "configurations with small tiles (M_PER_BLOCK or N_PER_BLOCK 16-32) are predicted "
+        "memory-bound at tens to hundreds of times their measured time: the model sends each "
+        "block's panels of A and B to DRAM where L2 (48 MB against 64 MB per operand) serves "
+        "most of them, and it does not see the asynchronous copies' overlap with the tensor "
+        "work (cuda::memcpy_async, NBUFFER stages)")),
+    # tune_expdist.py.txt: the problem size is a function of the configuration; everything from
+    # its T1.json (the scalar arguments m, n = 32768 included).
+    Dataset("expdist", note=(
+        "energy measured by NVML (nvml_energy), power derived as energy over time; the run was "
+        "interrupted after 2,885 of the 294,000 configurations its script enumerates, all with "
+        "block_size_x 1024, so what varies is the tiling, unrolling and the column variant"),
+        missing=(
+        "what varies in the measured part of the space is the per-thread tiling of a "
+        "double-precision, SFU-heavy (exp) loop and its shared-memory staging; the model's "
+        "ranking of use_shared_mem is reversed from the measurements (the bias section)")),
 )
 
 
@@ -179,11 +199,12 @@ IMPLAUSIBLE_FACTOR = 10.0
 @cache
 def measured_times(path: Path) -> dict[str, float]:
     """Configuration key → measured time (ms) of a Kernel Tuner cache; failed ones left out.
-    Read once per file: every pair of a kernel's files compares them."""
-    with gzip.open(path, "rt") as handle:
-        cache = json.load(handle)["cache"]
-    return {key: float(entry["time"]) for key, entry in cache.items()
-            if isinstance(entry, dict) and isinstance(entry.get("time"), (int, float))}
+    Read once per file, as `flipflop validate` reads it (an unclosed cache too): every pair
+    of a kernel's files compares them."""
+    from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
+
+    return {entry.key: 1e3 * entry.time_s for entry in read_kernel_tuner_cache(path).entries
+            if entry.time_s is not None}
 
 
 def fp32_peak(profile_id: str) -> float:
@@ -253,6 +274,35 @@ def table(results: list[tuple[Dataset, dict[str, object]]]) -> list[str]:
             f"{_percent(baselines['most_threads']['regret_time'])} |"
         )
     return lines
+
+
+def energy_table(results: list[tuple[Dataset, dict[str, object]]]) -> list[str]:
+    """The files that measure energy: how well power and energy are predicted, and the energy
+    regret of the pick against the baselines'."""
+    lines = [
+        "| kernel | GPU (profile) | configs | measured from | ρ energy | ρ power | "
+        "energy regret of the pick % | MAPE power % | MAPE energy % | "
+        "NVIDIA heuristic energy regret % | most threads energy regret % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset, result in results:
+        metrics, baselines = result["metrics"], result["baselines"]
+        assert isinstance(metrics, dict) and isinstance(baselines, dict)
+        if metrics.get("spearman_energy") is None and metrics.get("mape_energy") is None:
+            continue
+        sources = result.get("measured_from") or {}
+        assert isinstance(sources, dict)
+        file = Path(str(result["file"]))
+        lines.append(
+            f"| {dataset.folder} | {file.name.split('.')[0]} ({result['gpu']}) | "
+            f"{result['configs']} | {', '.join(str(v) for v in sources.values())} | "
+            f"{_number(metrics['spearman_energy'])} | {_number(metrics['spearman_power'])} | "
+            f"{_percent(metrics['regret_energy'])} | {_number(metrics['mape_power'])} | "
+            f"{_number(metrics['mape_energy'])} | "
+            f"{_percent(baselines['occupancy_heuristic']['regret_energy'])} | "
+            f"{_percent(baselines['most_threads']['regret_energy'])} |"
+        )
+    return lines if len(lines) > 2 else []
 
 
 def summary(results: list[tuple[Dataset, dict[str, object]]],
@@ -584,7 +634,8 @@ def main(argv: list[str] | None = None) -> int:
         "(public brute-forced search spaces; see its README), a seeded sample of "
         f"{args.sample} measured configurations per file, each compiled as Kernel Tuner "
         "compiled it (nvcc, as its PyCUDA backend does) and predicted by `flipflop validate`. "
-        "The caches hold time only, so the figures are about time.",
+        "The figures are about time; wmma_gemm and expdist also measure energy, and their "
+        "energy and power figures follow the time table.",
         "",
         *DERIVED_FROM_THESE_FILES,
         "",
@@ -595,6 +646,8 @@ def main(argv: list[str] | None = None) -> int:
         *summary(results, flagged),
         "",
         *table(results),
+        "",
+        *energy_table(results),
         "",
         "Notes:",
         *notes,

@@ -19,6 +19,7 @@ from flipflop.formats.kernel_tuner_cache import (
     read_kernel_tuner_cache,
 )
 from flipflop.formats.measured import MeasuredSpace
+from flipflop.formats.measurements import read_measured_space
 from flipflop.formats.t1 import read_t1
 from flipflop.formats.tune_file import read_tune_file
 from flipflop.space.kernel_tuner import kernel_tuner_search_space
@@ -233,9 +234,6 @@ def test_bad_files_are_named_in_the_error(tmp_path: Path) -> None:
         ("missing-value.json", json.dumps(_document(cache={"0,32,1,0": {
             "between_method": 0, "block_size_x": 32, "tile_size": 1, "time": 1.0}})).encode(),
          "cache entry '0,32,1,0' has no value for use_method"),
-        ("no-time.json", json.dumps(_document(cache={"0,32,1,0": {
-            "between_method": 0, "block_size_x": 32, "tile_size": 1, "use_method": 0}}))
-         .encode(), "has no time"),
         ("keys.json", json.dumps(_document(tune_params_keys=["block_size_x"])).encode(),
          "does not name the parameters of 'tune_params'"),
         ("values.json", json.dumps(_document(tune_params={
@@ -265,3 +263,114 @@ def test_a_plain_json_cache_reads_like_its_gzip(tmp_path: Path) -> None:
     with gzip.open(MEASURED / "pnpoly/RTX_2080_Ti.json.gz", "rb") as handle:
         path.write_bytes(handle.read())
     assert read_kernel_tuner_cache(path).entries == _read("pnpoly/RTX_2080_Ti.json.gz").entries
+
+
+# ---------------------------------------------------------------------- as Kernel Tuner reads
+
+
+def test_the_tensor_core_gemm_cache_skips_its_run_time_failures() -> None:
+    # Its failures hold "RuntimeFailedConfig" in the objective (TFLOPS/J) and have no time.
+    measured = read_kernel_tuner_cache(MEASURED / "wmma_gemm/RTX_4000_Ada.json.gz")
+    raw = _raw("wmma_gemm/RTX_4000_Ada.json.gz")
+    assert measured.device_name == "NVIDIA RTX 4000 Ada Generation" and measured.complete
+    assert len(measured.entries) == 5120 and measured.usable == 4690
+    assert measured.failures == (("RuntimeFailedConfig", 430),)
+    assert all("time" not in raw["cache"][entry.key] for entry in measured.failed)
+    # PowerSensor3 through Kernel Tuner's PowerSensorObserver: J per launch and W.
+    assert (measured.energy_field, measured.power_field) == ("ps_energy", "ps_power")
+    assert measured.measured == ("time", "power", "energy")
+    for entry in measured.succeeded[::211]:
+        cached = raw["cache"][entry.key]
+        assert entry.energy_j == cached["ps_energy"] and entry.power_w == cached["ps_power"]
+        assert entry.time_s == pytest.approx(cached["time"] / 1000, rel=1e-12)
+    assert measured.warnings == ()
+
+
+def test_the_interrupted_expdist_cache_reads_with_nvml_energy_and_derived_power() -> None:
+    measured = read_kernel_tuner_cache(MEASURED / "expdist/RTX_A4000.json.gz")
+    raw_text = gzip.decompress((MEASURED / "expdist/RTX_A4000.json.gz").read_bytes()).decode()
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(raw_text)  # the run was stopped: no closing braces
+    assert not measured.complete and measured.problem_size == ("callable",)
+    assert len(measured.entries) == 2885 and measured.usable == 1505
+    assert measured.failures == (("CompilationFailedConfig", 1380),)
+    assert (measured.energy_field, measured.power_field) == ("nvml_energy", None)
+    first = measured.succeeded[0]
+    assert first.energy_j == pytest.approx(25.699838250061035)
+    assert first.power_w == pytest.approx(25.699838250061035 / 0.44284869384765625)
+    assert measured.measured == ("time", "power", "energy")
+
+
+def _observed(entries: dict[str, dict[str, Any]]) -> str:
+    document = _document()
+    raw = _raw("pnpoly/RTX_3090.json.gz")
+    keys = list(raw["cache"])[:len(entries)]
+    document["cache"] = {key: {**raw["cache"][key], **extra}
+                         for key, extra in zip(keys, entries.values(), strict=True)}
+    return json.dumps(document)
+
+
+def test_every_observer_field_is_read_the_meter_before_nvml() -> None:
+    pmt = parse_kernel_tuner_cache(_observed({"a": {"nvidia_energy": 2.0, "nvidia_power": 50.0},
+                                              "b": {"nvidia_energy": 3.0}}), "pmt.json")
+    assert (pmt.energy_field, pmt.power_field) == ("nvidia_energy", "nvidia_power")
+    first, second = pmt.entries
+    assert (first.energy_j, first.power_w) == (2.0, 50.0)
+    assert second.power_w == pytest.approx(3.0 / second.time_s)  # derived: energy over time
+    both = parse_kernel_tuner_cache(_observed({"a": {"nvml_energy": 2.0, "ps_energy": 1.5,
+                                                     "nvml_power": 60.0}}), "both.json")
+    assert (both.energy_field, both.power_field) == ("ps_energy", "nvml_power")
+    assert both.entries[0].energy_j == 1.5
+    assert ("nvml_energy", 2.0) in both.entries[0].metrics  # kept, not lost
+    power_only = parse_kernel_tuner_cache(_observed({"a": {"tegra_power": 10.0}}), "t.json")
+    entry = power_only.entries[0]
+    assert entry.energy_j == pytest.approx(10.0 * entry.time_s)
+
+
+def test_negative_energy_is_left_out_with_a_warning() -> None:
+    measured = parse_kernel_tuner_cache(
+        _observed({"a": {"ps_energy": -0.5}, "b": {"ps_energy": 1.0}, "c": {"ps_energy": -2.0}}),
+        "negative.json")
+    first, second, third = measured.entries
+    assert first.failed and third.failed and not second.failed
+    assert first.energy_j is None and first.time_s is None
+    (warning,) = measured.warnings
+    assert warning.startswith("2 entries have a negative or non-finite ps_energy (the first: '")
+    assert measured.failures == (("invalid ps_energy", 2),)
+
+
+def test_an_entry_without_a_time_is_skipped_and_a_file_of_nothing_else_is_an_error(
+        tmp_path: Path) -> None:
+    document = _document(cache={"0,32,1,0": {
+        "between_method": 0, "block_size_x": 32, "tile_size": 1, "use_method": 0}})
+    measured = parse_kernel_tuner_cache(json.dumps(document), "no-time.json")
+    assert measured.failures == (("no time", 1),) and measured.usable == 0
+    path = _write(tmp_path, "no-time.json", json.dumps(document).encode())
+    with pytest.raises(FormatError) as caught:
+        read_measured_space(path)
+    assert str(caught.value) == (f"{path}: nothing to validate: all 1 entries failed or hold "
+                                 "no time (no time 1)")
+    document["cache"] = {}
+    path.write_text(json.dumps(document))
+    with pytest.raises(FormatError, match="the file holds no measurements"):
+        read_measured_space(path)
+
+
+def test_the_tensor_core_gemm_cache_holds_exactly_the_space_of_its_t1_file() -> None:
+    # T1.json was written from tune_gemm.py.txt: ten clocks × the restricted code space.
+    t1 = read_t1(MEASURED / "wmma_gemm" / "T1.json")
+    measured = read_kernel_tuner_cache(MEASURED / "wmma_gemm" / "RTX_4000_Ada.json.gz")
+    assert [entry.config for entry in measured.entries] == list(t1.space.configurations)
+    assert t1.kernel_name == "wmma_complex_gemm_opt"
+    assert t1.space.names[0] == "nvml_gr_clock" and len(t1.launch.derived) == 17
+
+
+def test_the_interrupted_expdist_cache_is_the_start_of_its_t1_space() -> None:
+    # Kernel Tuner measured the space in its own order and was stopped: the cache holds the
+    # first 2,885 configurations of the 294,000 the script's restrictions leave.
+    t1 = read_t1(MEASURED / "expdist" / "T1.json")
+    measured = read_kernel_tuner_cache(MEASURED / "expdist" / "RTX_A4000.json.gz")
+    assert t1.space.size == 294_000
+    order = [entry.config for entry in measured.entries]
+    assert list(t1.space.configurations[:len(order)]) == order
+    assert t1.scalar_values == (("m", 32768.0), ("n", 32768.0))

@@ -259,3 +259,41 @@ def test_variants_are_compiled_by_the_compiler_that_built_the_measured_code(
     hip.write_text(json.dumps(raw))
     hip_t1 = read_t1(hip, kernel_file=MEASURED / "pnpoly" / "pnpoly.cu")
     assert validate.measuring_compiler("auto", hip_t1, None) == "auto"
+
+
+def test_a_folder_with_its_t1_file_validates_with_one_command(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # expdist: an unclosed cache, a problem size that depends on the configuration, NVML
+    # energy, scalar arguments (m, n) in its T1 file; nothing given on the command line.
+    argv = [str(MEASURED / "expdist"), "--sample", "4", "--seed", "2", "--format", "json",
+            "--no-cache"]
+    assert validate.run(_validate_args(argv)) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["gpu"] == "rtx-a4000" and report["kernel"] == "ExpDist"
+    assert report["configs"] == 4 and report["measured"] == ["time", "power", "energy"]
+    assert report["failed"] == {"CompilationFailedConfig": 1380}
+    assert report["measured_from"] == {"energy": "nvml_energy", "power": "nvml_energy / time"}
+
+
+def test_a_file_that_cannot_be_validated_does_not_stop_the_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "measured"
+    folder.mkdir()
+    good = json.loads((MEASURED / "pnpoly" / "T1.json").read_text())
+    good["KernelSpecification"]["KernelFile"] = str(MEASURED / "pnpoly" / "pnpoly.cu")
+    (folder / "T1.json").write_text(json.dumps(good))
+    (folder / "RTX_3090.json.gz").write_bytes((MEASURED / "pnpoly" / "RTX_3090.json.gz")
+                                              .read_bytes())
+    document = {"device_name": "NVIDIA GeForce RTX 3090", "kernel_name": "cn_pnpoly",
+                "problem_size": [20000000], "tune_params_keys": ["block_size_x"],
+                "tune_params": {"block_size_x": [32]},
+                "cache": {"32": {"block_size_x": 32, "GFLOP/s": "RuntimeFailedConfig"}}}
+    (folder / "all_failed.json").write_text(json.dumps(document))
+    argv = [str(folder), "--sample", "4", "--param", "n=20000000", "--format", "json",
+            "--no-cache"]
+    assert validate.run(_validate_args(argv)) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"{folder / 'all_failed.json'}: error: nothing to validate: "
+                                   "all 1 entries failed or hold no time (RuntimeFailedConfig 1)")
+    (report,) = json.loads(captured.out)
+    assert report["kernel"] == "cn_pnpoly" and report["configs"] + report["excluded"] == 4

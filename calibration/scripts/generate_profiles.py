@@ -102,6 +102,10 @@ def curve():
 
 COPY_FRACTION = 4.3 / 4.8
 
+def nvml_memory_clock(gbps, bus_bits, bw, src):
+    """NVML's memory clock at the peak: half the per-pin data rate, as it reports GDDR6/6X and HBM."""
+    return (gbps * 500, f"{src}: {bw} GB/s x 8 / {bus_bits} bit = {gbps} Gbps per pin; NVML reports GDDR and HBM memory clocks at half the per-pin data rate (nvmlDeviceGetMaxClockInfo, NVML_CLOCK_MEM), {gbps * 500:.0f} MHz")
+
 def profile(p):
     cc = p["cc"]
     r = rates(p["sm"], p["tensor"], p["tensor_note"])
@@ -161,6 +165,7 @@ def profile(p):
       "boost_clock_mhz": stated(p, "boost", boost, p["clk_src"]),
       "memory_bandwidth_gbs": bw,
       "dram_peak_bandwidth_gbs": stated(p, "bw", bw_peak, p["bw_src"]),
+      **({"memory_clock_mhz": derived(p["mem_clock"][0], p["mem_clock"][1])} if "mem_clock" in p else {}),
       "l2_bytes": stated(p, "l2", round(p["l2_mb"] * 1024 * 1024), p["l2_src"]),
       "rates": r,
       "power": power,
@@ -246,10 +251,17 @@ GPUS = [
       l2_mb=40, l2_src="NVIDIA A100 whitepaper: 40 MB L2", tdp=250, tdp_src="NVIDIA A100 PCIe datasheet (2020): 250 W max TDP",
       tensor=2048, tensor_note="whitepaper: 312 dense FP16 TFLOPS = 108 SMs x 2048 x 1.41 GHz", node=7),
  dict(id="rtx-a4000", name="NVIDIA RTX A4000", cc=(8, 6), sm="ga10x", sms=48, base=735, boost=1560,
+      mem_clock=nvml_memory_clock(14, 256, 448, "NVIDIA RTX A4000 datasheet"),
       src="NVIDIA RTX A4000 datasheet (GA104, 6,144 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 19.2 TFLOPS FP32 (48 SMs x 256 x 1.56 GHz)",
       bw=448, bw_src="NVIDIA RTX A4000 datasheet: 16 GB GDDR6, 256-bit, 448 GB/s peak", dram="GDDR6",
       l2_mb=4, l2_src=f"NVIDIA Ampere GA102 whitepaper, appendix: GA104 L2 4096 KB, all of it behind the RTX A4000's full 256-bit bus; {TPU} agrees", tdp=140, tdp_src="NVIDIA RTX A4000 datasheet: 140 W total board power",
       tensor=1024, tensor_note="professional GA10x runs FP32 accumulate at full rate (datasheet: 153.4 TFLOPS with sparsity = 2 x 48 SMs x 1024 x 1.56 GHz)", node=8, derived=("l2",)),
+ dict(id="rtx4000-ada", name="NVIDIA RTX 4000 Ada Generation", cc=(8, 9), sm="ada", sms=48, base=1500, boost=2175,
+      src="NVIDIA RTX 4000 Ada Generation datasheet (AD104, 6,144 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 26.7 TFLOPS FP32 (48 SMs x 256 x 2.175 GHz)",
+      bw=360, bw_src="NVIDIA RTX 4000 Ada Generation datasheet: 20 GB GDDR6 with ECC, 160-bit, 360 GB/s peak", dram="GDDR6",
+      mem_clock=nvml_memory_clock(18, 160, 360, "NVIDIA RTX 4000 Ada Generation datasheet"),
+      l2_mb=48, l2_src=f"not in NVIDIA's datasheet: {TPU} lists 48 MB, all of AD104's L2 (assumption: the board's 160-bit bus uses five of AD104's six memory controllers, which could leave 40 MB)", tdp=130, tdp_src="NVIDIA RTX 4000 Ada Generation datasheet: 130 W max power consumption",
+      tensor=1024, tensor_note="professional Ada runs FP32 accumulate at full rate: calibration/data/measured/wmma_gemm/RTX_4000_Ada.json.gz measures 80.4 TFLOPS of fp16 complex GEMM with fp32 accumulation at 1815 MHz, above the half rate's 44.6 (48 SMs x 512 x 1.815 GHz) and below the full rate's 89.2; the datasheet's 327.6 TFLOPS (FP8 with sparsity, 4x dense FP16) is 48 SMs x 4096 at about 1.67 GHz", node=5, derived=("l2",)),
  dict(id="rtx-a5000", name="NVIDIA RTX A5000", cc=(8, 6), sm="ga10x", sms=64, base=1170, boost=1695,
       src="NVIDIA RTX A5000 datasheet (GA102, 8,192 CUDA cores / 128 per SM)", clk_src=f"{TPU}; boost consistent with the datasheet's 27.8 TFLOPS FP32 (64 SMs x 256 x 1.695 GHz)",
       bw=768, bw_src="NVIDIA RTX A5000 datasheet: 24 GB GDDR6, 384-bit, 768 GB/s peak", dram="GDDR6",
@@ -317,6 +329,7 @@ LIMITS = {
  "rtx-a6000": (assume_min(300, 100 / 300, ", 100 W"), max_is_tdp(300, "NVIDIA RTX A6000 datasheet")),
  "a100-pcie-40gb": (assume_min(250, 0.6), max_is_tdp(250, "NVIDIA A100 PCIe datasheet")),
  "rtx-a4000": (assume_min(140, 0.5), max_is_tdp(140, "NVIDIA RTX A4000 datasheet")),
+ "rtx4000-ada": (assume_min(130, 0.5), max_is_tdp(130, "NVIDIA RTX 4000 Ada Generation datasheet")),
  "rtx-a5000": (assume_min(230, 100 / 230, ", 100 W"), max_is_tdp(230, "NVIDIA RTX A5000 datasheet")),
  "titan-rtx": (assume_min(280, 100 / 280, ", 100 W"), max_is_default(280, "NVIDIA TITAN RTX specifications")),
  "rtx3060-laptop": (derived(60, "NVIDIA GeForce RTX 3060 Laptop GPU specifications: 60-115 W graphics power; the bottom of the range, which the laptop maker (not the user) fixes"),

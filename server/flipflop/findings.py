@@ -265,7 +265,8 @@ def _space_findings(
         if definition is not None:
             edits.append(TextEdit(definition.value_range, str(value)))
     fixes: tuple[Fix, ...] = ()
-    if edits and chosen.power_limit_w is None:
+    # A clock or power limit is no edit of the source: a fix would apply half the change.
+    if edits and chosen.power_limit_w is None and not chosen.settings.any:
         fixes = (Fix(title=f"Use {described} (lowest energy{_saving_text(current, chosen)})",
                      edits=tuple(edits), preferred=True),)
     anchor = result.source.default_of(changes[0][0]) if changes else None

@@ -242,10 +242,15 @@ class Module:
         return tuple(f for f in self.functions if f.is_kernel)
 
     def function(self, name: str) -> Function | None:
+        """The function's definition; its prototype when the module only declares it (a kernel
+        whose address a global holds is declared before it is defined)."""
+        declared: Function | None = None
         for candidate in self.functions:
             if candidate.name == name:
-                return candidate
-        return None
+                if candidate.has_body:
+                    return candidate
+                declared = declared or candidate
+        return declared
 
 
 @dataclass(frozen=True)

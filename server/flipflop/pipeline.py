@@ -52,8 +52,8 @@ from flipflop.toolchain import (
     find_toolchain,
 )
 from flipflop.toolchain.build import describe_kernels
-from flipflop.toolchain.names import kernel_base_name
-from flipflop.tuning import SpaceReport, analyze_space
+from flipflop.toolchain.names import kernel_base_name, kernel_matches, written_instance
+from flipflop.tuning import SpaceReport, analyze_space, requested_template
 from flipflop.variants.pool import Progress
 
 # `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).
@@ -181,10 +181,10 @@ def analyze(
     source = parse_source(source_text)
     arch = options.arch or profile.arch
     annotated = space_annotation(source, options.kernel)
-    if options.space.given or annotated is not None:
+    if options.space.given or (annotated is not None and annotated[1].tunes):
         return _analyze_space(path, source_text, source, profile, tools, arch, options,
                               annotated, cancel, progress)
-    compiled = compile_to_ptx(path, source_text, tools, arch, options.compile_options(), cancel)
+    compiled = _compile_requested(path, source_text, source, tools, arch, options, cancel)
     if not compiled.ok:
         failed = BuildResult(compile=compiled, assembly=None, kernels=())
         return AnalysisResult(path, profile, tools, arch, failed, source, None, ())
@@ -222,6 +222,27 @@ def analyze(
         path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
         tuple(notes),
     )
+
+
+def _compile_requested(path: Path, source_text: str, source: SourceFile, tools: Toolchain,
+                       arch: str, options: AnalysisOptions,
+                       cancel: threading.Event | None) -> CompileResult:
+    """The source compiled with the template instance `--kernel` names; SpaceError when those
+    template arguments do not instantiate it and the file compiles without them."""
+    flags = options.compile_options()
+    template = requested_template(path, source_text, source, options.kernel, flags)
+    if template is None or options.kernel is None:
+        return compile_to_ptx(path, source_text, tools, arch, flags, cancel)
+    instance = written_instance(options.kernel)
+    text = source_text + template.instantiation(instance)
+    compiled = compile_to_ptx(path, text, tools, arch, flags, cancel)
+    if compiled.ok:
+        return compiled
+    plain = compile_to_ptx(path, source_text, tools, arch, flags, cancel)
+    if not plain.ok:
+        return plain
+    errors = [d.message for d in compiled.diagnostics if d.severity == "error"]
+    raise SpaceError(template.refusal(instance, errors[0] if errors else "nvcc refused them"))
 
 
 def _analyze_space(
@@ -334,9 +355,7 @@ def defined_values(defines: tuple[str, ...]) -> dict[str, int]:
 
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
-    if wanted is None:
-        return True
-    return wanted in (info.name, info.display_name, kernel_base_name(info.display_name))
+    return wanted is None or kernel_matches(wanted, info.name, info.display_name)
 
 
 def _launch_reports(

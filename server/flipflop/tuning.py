@@ -12,8 +12,9 @@ concern; without a problem size, the default thread count of `flipflop.space.pro
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -25,11 +26,13 @@ from flipflop.analysis import KernelFeatures
 from flipflop.constraints import configuration_conflicts, read_source
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
+from flipflop.model import GpuSettings, SettingsError, check_settings
 from flipflop.resources import Resources
 from flipflop.source.model import Annotation, Kernel, SourceFile
 from flipflop.source.parse import parse_source
-from flipflop.space.errors import SpaceError
+from flipflop.space.errors import ExpressionError, SourcePositionError, SpaceError
 from flipflop.space.kernel_tuner import (
+    GPU_SETTINGS,
     KernelTunerLaunch,
     instance_kernel_name,
 )
@@ -50,10 +53,12 @@ from flipflop.space.request import (
 )
 from flipflop.space.tunables import (
     Configuration,
+    ParamValue,
     SearchSpace,
 )
 from flipflop.toolchain import CompileOptions, KernelInfo, Toolchain, ToolDiagnostic
 from flipflop.toolchain.compile import effective_flags
+from flipflop.toolchain.names import kernel_base_name, written_instance
 from flipflop.variants.analyze import Backend, VariantAnalysis, VariantJob
 from flipflop.variants.cache import DiskCache, default_cache, included_files
 from flipflop.variants.nvrtc import nvrtc_version
@@ -121,9 +126,18 @@ def analyze_space(
     Raises `SpaceError` for a space that cannot be built or holds nothing that compiles, and
     `ToolchainError` when the compiler is missing or the search is cancelled.
     """
-    space, launch, problem_from = build_space(
-        options, annotation, profile.limits.max_threads_per_block
-    )
+    if "<" in kernel_name:  # `void f<float, 4>(float*)` names the instance `f<float, 4>`
+        kernel_name = written_instance(kernel_name)
+    try:
+        space, launch, problem_from = build_space(
+            options, annotation, profile.limits.max_threads_per_block
+        )
+    except ExpressionError as error:
+        raise _in_annotation(error, annotation, source_text) from None
+    launch = replace(launch, not_compiled=frozenset(
+        name for name in GPU_SETTINGS
+        if name in space.names and not re.search(rf"\b{name}\b", source_text)))
+    check_gpu_settings(space, profile)
     notes: list[str] = []
     if problem_from == "default":
         two_d = launch.block_names(space.names)[1] in space.names
@@ -142,14 +156,15 @@ def analyze_space(
             configurations = (current, *configurations)
         else:
             current, current_from = None, ""
-    unused = unused_tunables(space, launch, source_text, kernel_name)
+    unused = tuple(name for name in unused_tunables(space, launch, source_text, kernel_name)
+                   if name not in GPU_SETTINGS)
     if unused:
         notes.append(f"tunable(s) {', '.join(unused)} never appear in the source")
     if cache is None and options.use_cache:
         cache = default_cache()
 
-    template = TemplateKernel.of(kernel_name, source)
     declared = kernel_declaration(path, source_text, source, kernel_name, compile_options)
+    template = TemplateKernel.of(kernel_name, declared)
     unmatched = unmatched_parameters(declared, request)
     if unmatched:
         named = ", ".join(p.name for p in declared.parameters) if declared else "not found"
@@ -166,12 +181,16 @@ def analyze_space(
             text += template.instantiation(wanted)
         return VariantJob(path, text, arch, compile_options, toolchain, backend, wanted)
 
+    buildable, unbuildable = _buildable(configurations, launch)
+    if not buildable:
+        reasons = "; ".join(e.reason for e in unbuildable[:3])
+        raise SpaceError(f"no configuration of the space can be built ({reasons})")
     pool = PoolOptions(options.workers, compile_options.timeout_s, options.in_process)
-    backend, probed = _backend(options.compiler, configurations[0], job, cache, pool, cancel)
-    analyses = analyze_variants([job(c, backend) for c in configurations], cache, pool,
+    backend, probed = _backend(options.compiler, buildable[0], job, cache, pool, cancel)
+    analyses = analyze_variants([job(c, backend) for c in buildable], cache, pool,
                                 cancel=cancel, progress=progress)
     return _advise(
-        profile, declared, source, kernel_name, request, space, launch, configurations, analyses,
+        profile, declared, source, kernel_name, request, space, launch, buildable, analyses,
         SpaceReport(
             space=space, launch=launch, size=size, evaluated=len(configurations),
             variants=len({a.key for a in analyses}),
@@ -182,7 +201,70 @@ def analyze_space(
             unused=unused, notes=tuple(notes),
         ),
         slack=slack, power_limits=power_limits, shortlist_share=shortlist_share,
+        unbuildable=unbuildable,
     )
+
+
+def gpu_settings(configuration: Mapping[str, ParamValue]) -> GpuSettings:
+    """The clocks and power limit a configuration's nvml_* tunables set (Kernel Tuner's
+    NVMLObserver: MHz and W)."""
+    value = {name: _number(name, configuration[name]) for name in GPU_SETTINGS
+             if name in configuration}
+    return GpuSettings(value.get("nvml_gr_clock"), value.get("nvml_mem_clock"),
+                       value.get("nvml_pwr_limit"))
+
+
+def check_gpu_settings(space: SearchSpace, profile: GpuProfile) -> None:
+    """SpaceError naming the first value of a clock or power-limit tunable the GPU cannot be
+    set to (checked before anything is compiled)."""
+    for tunable in space.tunables:
+        if tunable.name not in GPU_SETTINGS:
+            continue
+        for value in tunable.values:
+            try:
+                check_settings(profile, gpu_settings({tunable.name: value}))
+            except SettingsError as error:
+                raise SpaceError(f"{tunable.name}={value}: {error}") from None
+
+
+def _number(name: str, value: ParamValue) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SpaceError(f"{name}={value!r}: a clock or power limit must be a number")
+    return float(value)
+
+
+def _buildable(configurations: Sequence[Configuration], launch: KernelTunerLaunch
+               ) -> tuple[list[Configuration], list[Excluded]]:
+    """The configurations whose definitions and grid can be computed, and why the others
+    cannot (a define or grid divisor that divides by zero for them)."""
+    buildable: list[Configuration] = []
+    excluded: list[Excluded] = []
+    for configuration in configurations:
+        try:
+            launch.defines(configuration)
+        except SpaceError as error:
+            try:
+                block = launch.block(configuration)
+            except SpaceError:
+                block = (0, 0, 0)
+            excluded.append(Excluded(block, str(error), tuple(configuration.items())))
+            continue
+        buildable.append(configuration)
+    return buildable, excluded
+
+
+def _in_annotation(error: ExpressionError, annotation: Annotation | None,
+                   text: str) -> SpaceError:
+    """`error` at its place in the source when the expression is written in `annotation`."""
+    if annotation is None:
+        return error
+    lines = text.splitlines()
+    for number in range(annotation.range.start.line, annotation.range.end.line + 1):
+        line = lines[number] if number < len(lines) else ""
+        found = line.find(error.text)
+        if error.text and found >= 0:
+            return SourcePositionError(error.reason, number + 1, found + error.column)
+    return error
 
 
 def _backend(
@@ -209,11 +291,17 @@ def _backend(
     return ("nvcc" if fallback.ok else "nvrtc"), fresh
 
 
+def _beyond(reason: str, source: SourceFile) -> bool:
+    """Whether a compiler error is on a line after the source's last: the appended instance."""
+    found = re.search(r"\bline (\d+):", reason)
+    return found is not None and int(found.group(1)) > source.text.count("\n") + 1
+
+
 def kernel_declaration(path: Path, text: str, source: SourceFile, kernel_name: str,
                        options: CompileOptions) -> Kernel | None:  # fmt: skip
     """The kernel's definition: in the file, else in a file it includes (a kernel body kept in
     a header, as CLBlast's `.opencl` parts are), for its parameter names."""
-    name = kernel_name.split("<", 1)[0].strip()
+    name = kernel_base_name(kernel_name)
     found = source.kernel(name)
     if found is not None:
         return found
@@ -226,6 +314,18 @@ def kernel_declaration(path: Path, text: str, source: SourceFile, kernel_name: s
         if found is not None:
             return found
     return None
+
+
+def requested_template(path: Path, text: str, source: SourceFile, kernel_name: str | None,
+                       options: CompileOptions) -> TemplateKernel | None:
+    """The kernel template of the file or its headers whose instance `kernel_name` names
+    (`f<float, 4>`, as Kernel Tuner names one and instantiates it itself), else None."""
+    if kernel_name is None or "<" not in kernel_name:
+        return None
+    declared = kernel_declaration(path, text, source, kernel_name, options)
+    if declared is None or not declared.template_parameters:
+        return None
+    return TemplateKernel.declared_as(declared)
 
 
 def unmatched_parameters(declared: Kernel | None, request: LaunchRequest) -> list[str]:
@@ -251,9 +351,10 @@ def _advise(
     slack: float,
     power_limits: bool,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    unbuildable: Sequence[Excluded] = (),
 ) -> SpaceAnalysis:
     candidates: list[SpaceCandidate] = []
-    excluded: list[Excluded] = []
+    excluded: list[Excluded] = list(unbuildable)
     standing: dict[Configuration, tuple[VariantAnalysis, int]] = {}
     params: dict[str, float] = {}
     for configuration, analysis in zip(configurations, analyses, strict=True):
@@ -275,11 +376,16 @@ def _advise(
         params = parameter_values(kernel.features, source_kernel, None, request, {})
         shape = LaunchShape(block, grid, request.dynamic_smem_bytes or 0)
         candidates.append(
-            SpaceCandidate(items, shape, resources, kernel.features.work(shape, params))
+            SpaceCandidate(items, shape, resources, kernel.features.work(shape, params),
+                           gpu_settings(configuration))
         )
         standing[configuration] = (analysis, len(candidates) - 1)
     if not candidates:
         reasons = "; ".join(e.reason for e in excluded[:3])
+        template = TemplateKernel.of(kernel_name, source_kernel) if source_kernel else None
+        if template is not None and excluded and all(
+                _beyond(e.reason, source) for e in excluded):
+            raise SpaceError(template.refusal(kernel_name, excluded[0].reason))
         raise SpaceError(f"no configuration of the space compiled ({reasons})")
     warnings = configuration_conflicts(
         read_source(source.text), source.kernel(kernel_name.split("<", 1)[0].strip()),

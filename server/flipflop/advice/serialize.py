@@ -14,12 +14,26 @@ def _params(prediction: Prediction) -> dict[str, Any]:
     return {"params": dict(prediction.params)} if prediction.params else {}
 
 
+def _settings(prediction: Prediction) -> dict[str, Any]:
+    """The clocks of a configuration that locks them (its nvml_* tunables): the core clock it
+    runs at, the locked ones."""
+    settings = prediction.settings
+    if settings.core_clock_mhz is None and settings.memory_clock_mhz is None:
+        return {}
+    return {
+        "clock_mhz": prediction.clock_mhz,
+        "locked_clock_mhz": settings.core_clock_mhz,
+        "memory_clock_mhz": settings.memory_clock_mhz,
+    }
+
+
 def prediction_to_json(prediction: Prediction, tie_group: int | None = None) -> dict[str, Any]:
     """One entry of `configs`; `tie_group` (optional) numbers the configurations that tie."""
     entry: dict[str, Any] = {
         "block": list(prediction.block),
         **_params(prediction),
-        "power_limit_w": prediction.power_limit_w,
+        "power_limit_w": prediction.limit_w,
+        **_settings(prediction),
         "active_blocks_per_sm": prediction.active_blocks_per_sm,
         "occupancy": prediction.occupancy,
         "limiter": prediction.limiter,
@@ -38,7 +52,8 @@ def recommendation_to_json(recommendation: Recommendation) -> dict[str, Any]:
     return {
         "block": list(recommendation.block),
         **_params(recommendation.prediction),
-        "power_limit_w": recommendation.power_limit_w,
+        "power_limit_w": recommendation.prediction.limit_w,
+        **_settings(recommendation.prediction),
         "time_s": recommendation.time_s,
         "power_w": recommendation.power_w,
         "energy_j": recommendation.energy_j,

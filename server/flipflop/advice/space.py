@@ -31,9 +31,12 @@ from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.model import (
+    DEFAULT_SETTINGS,
+    GpuSettings,
     Prediction,
     PreparedLaunch,
     UnlaunchableConfig,
+    at_memory_clock,
     power_limit_candidates,
     predict_power_limits,
     prepare_launch,
@@ -54,6 +57,8 @@ class SpaceCandidate:
     shape: LaunchShape
     resources: Resources
     work: ThreadWork
+    # Clocks and power limit the configuration sets on the GPU (its nvml_* tunables).
+    settings: GpuSettings = DEFAULT_SETTINGS
 
 
 def advise_space(
@@ -74,7 +79,8 @@ def advise_space(
     dropped = list(excluded)
     for candidate in candidates:
         try:
-            launch = prepare_launch(profile, candidate.resources, candidate.work, candidate.shape)
+            launch = prepare_launch(at_memory_clock(profile, candidate.settings),
+                                    candidate.resources, candidate.work, candidate.shape)
         except UnlaunchableConfig as error:
             dropped.append(Excluded(candidate.shape.block, str(error), candidate.params))
             continue
@@ -89,8 +95,12 @@ def advise_space(
         limits += tuple(limit for limit in swept if limit != profile.tdp_w)
     raw = [
         replace(prediction, params=params)
-        for params, (_, launch) in prepared.items()
-        for prediction in predict_power_limits(profile, launch, limits)
+        for params, (candidate, launch) in prepared.items()
+        # A configuration that sets its own power limit is not swept over others.
+        for prediction in predict_power_limits(
+            launch.profile, launch,
+            (None,) if candidate.settings.power_limit_w is not None else limits,
+            candidate.settings)
     ]
     flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
     predictions = tuple(

@@ -87,10 +87,21 @@ def validate_measured_space(
     scored = [
         _scored(entry, prediction, id(entry) in recommended) for entry, prediction in pairs
     ]
-    return score_file(
+    scored_file = score_file(
         measured.path, result.profile.id, measured.kernel_name or kernel.kernel, scored,
         _label(pick_entry.config), excluded=len(succeeded) - len(pairs),
     )
+    return replace(scored_file, failed=measured.failures, sources=measured_from(measured))
+
+
+def measured_from(measured: MeasuredSpace) -> tuple[tuple[str, str], ...]:
+    """The observer field each of energy and power was read from, or how it was derived."""
+    energy, power = measured.energy_field, measured.power_field
+    found: list[tuple[str, str]] = []
+    if energy is not None or power is not None:
+        found.append(("energy", energy or f"{power} x time"))
+        found.append(("power", power or f"{energy} / time"))
+    return tuple(found)
 
 
 def _scored(entry: MeasuredConfig, prediction: Prediction, recommended: bool) -> ScoredConfig:

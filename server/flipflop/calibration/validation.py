@@ -102,6 +102,10 @@ class FileValidation:
     measured_best: str  # the measured optimum (energy where measured, else time)
     excluded: int = 0  # measured configurations the prediction could not score
     configurations: tuple[ScoredConfig, ...] = ()  # every scored one, as scored
+    # Entries of the file skipped before scoring (failed runs, no time), by reason.
+    failed: tuple[tuple[str, int], ...] = ()
+    # Where the measured energy and power came from: the observer fields read, or "derived".
+    sources: tuple[tuple[str, str], ...] = ()
 
     @property
     def bias(self) -> tuple[ParameterBias, ...]:
@@ -272,6 +276,8 @@ def validation_to_json(result: FileValidation) -> dict[str, object]:
         "predicted_fastest": result.predicted_fastest,
         "measured_best": result.measured_best,
         "excluded": result.excluded,
+        "failed": dict(result.failed),
+        "measured_from": dict(result.sources),
         "bias_by_parameter": bias_to_json(result.bias),
         "configurations": [_configuration_json(c) for c in result.configurations],
     }

@@ -26,7 +26,7 @@ from flipflop.pipeline import AnalysisResult, analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
 from flipflop.report.table import analysis_to_table
-from flipflop.space.errors import SpaceError
+from flipflop.space.errors import SourcePositionError, SpaceError
 from flipflop.toolchain import ToolchainError
 
 # Sources above this size are refused rather than compiled (a generated file, a wrong path).
@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
             result = analyze(path, text, analysis_options(args), progress=progress)
     except UnknownGpuError as error:
         print(f"flipflop: error: {error}", file=sys.stderr)
+        return 1
+    except SourcePositionError as error:
+        print_error(path, error.line, error.column, error.reason)
         return 1
     except (SpaceError, FormatError) as error:
         print_file_error(path, str(error))

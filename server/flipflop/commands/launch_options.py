@@ -136,6 +136,10 @@ def add_space_options(parser: argparse.ArgumentParser) -> None:
                        help="a Kernel Tuner tune_params object (name: list of values)")
     group.add_argument("--restrict", action="append", default=[], metavar="EXPR",
                        help="a Kernel Tuner restriction, e.g. 'block_size_x*block_size_y<=1024'")
+    group.add_argument("--define", action="append", default=[], metavar="NAME=EXPR",
+                       help="a value computed from the tunables, prepended as #define NAME "
+                            "VALUE (Kernel Tuner's defines), e.g. 'N_PER_WARP=N_PER_BLOCK // "
+                            "block_size_y'; repeat")
     group.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]",
                        help="Kernel Tuner's problem_size (integers or expressions)")
     for axis in "xyz":
@@ -163,6 +167,7 @@ def space_options(args: argparse.Namespace) -> SpaceOptions:
         tune=tuple(args.tune),
         tune_file=args.tune_file,
         restrictions=tuple(args.restrict),
+        defines=tuple(args.define),
         problem_size=args.problem_size,
         grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
         block_size_names=args.block_size_names,

@@ -75,6 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--std", help="C++ standard passed to nvcc, e.g. c++17")
     parser.add_argument("--param", type=param_argument, action="append", default=[],
                         metavar="NAME=VALUE", help="value of a scalar kernel parameter")
+    parser.add_argument("--define", action="append", default=[], metavar="NAME=EXPR",
+                        help="a value computed from the tunables, as analyze's --define")
     parser.add_argument("--problem-size", type=names_argument, metavar="X[,Y[,Z]]")
     for axis in "xyz":
         parser.add_argument(f"--grid-div-{axis}", type=names_argument, metavar="P[,Q...]")
@@ -91,30 +93,53 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from flipflop.gpu.profiles import UnknownGpuError
+    """Every measured file at the path, scored. In a folder, a file that cannot be validated
+    (no kernel source, nothing usable) is reported and the others are still scored; the exit
+    code says that one failed."""
     from flipflop.toolchain.errors import ToolchainError
 
     try:
-        results = []
-        for path, kind in validation_inputs(args.measurements):
+        inputs = validation_inputs(args.measurements)
+    except (MeasurementFileError, ValueError, OSError) as exc:
+        return _report(exc)
+    results: list[FileValidation] = []
+    status = 0
+    for path, kind in inputs:
+        try:
             if kind == "flipflop":
                 results.append(validate_measurements(read_measurement(path), path, args.gpu,
                                                      args.slack, args.nvcc, args.shortlist))
             else:
                 results.append(validate_space_file(path, args))
-    except (MeasurementFileError, UnknownGpuError, ValueError, OSError) as exc:
-        print(f"flipflop validate: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ToolchainError as exc:
-        print(f"flipflop validate: error: {exc}", file=sys.stderr)
-        return EXIT_TOOLCHAIN
+        except ToolchainError as exc:
+            return _report(exc)
+        except (MeasurementFileError, ValueError, OSError) as exc:
+            status = _report(exc)
+            if len(inputs) == 1:
+                return status
+    if not results:
+        return status
     if args.format == "json":
         objects = [validation_to_json(result) for result in results]
         single = args.measurements.is_file() and len(objects) == 1
         print(json.dumps(objects[0] if single else objects, indent=2))
     else:
         print(format_table(results))
-    return 0
+    return status
+
+
+def _report(exc: Exception) -> int:
+    """Print why a file could not be validated (`FILE: error:` where the file is known);
+    the exit code."""
+    from flipflop.formats.errors import FormatError
+    from flipflop.toolchain.errors import ToolchainError
+
+    if isinstance(exc, FormatError):
+        location = exc.path if exc.line is None else f"{exc.path}:{exc.line}:{exc.column or 1}"
+        print(f"{location}: error: {exc.reason}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"flipflop validate: error: {exc}", file=sys.stderr)
+    return EXIT_TOOLCHAIN if isinstance(exc, ToolchainError) else EXIT_BAD_INPUT
 
 
 def validation_inputs(path: Path) -> list[tuple[Path, str]]:
@@ -162,6 +187,8 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         t1_path = path.parent / "T1.json"
     t1 = read_t1(t1_path, kernel_file=args.source) if t1_path is not None else None
     measured = read_measured_space(path, t1)
+    for warning in measured.warnings:
+        print(f"{path}: warning: {warning}", file=sys.stderr)
     source = args.source or (Path(t1.kernel_file) if t1 is not None else None)
     if source is None:
         raise MeasurementFileError(
@@ -177,10 +204,12 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         defines=tuple(args.defines),
         std=args.std,
         extra_args=t1.compiler_options if t1 is not None else (),
-        params=tuple(args.param),
+        # The T1 file's scalar arguments, then --param (a later value wins).
+        params=(*(t1.scalar_values if t1 is not None else ()), *args.param),
         slack=args.slack,
         shortlist_share=args.shortlist,
         space=SpaceOptions(
+            defines=tuple(args.define),
             problem_size=args.problem_size,
             grid_div=(args.grid_div_x, args.grid_div_y, args.grid_div_z),
             block_size_names=args.block_size_names,
@@ -342,6 +371,22 @@ def _row(result: FileValidation) -> list[str]:
     ]
 
 
+def _provenance(result: FileValidation) -> str:
+    """Which entries were skipped and where energy and power came from, as one sentence."""
+    parts = []
+    if result.failed:
+        total = sum(count for _, count in result.failed)
+        reasons = ", ".join(f"{reason} {count}" for reason, count in result.failed)
+        parts.append(f"{total} failed entries skipped ({reasons})")
+    if result.sources:
+        parts.append("; ".join(f"{quantity} from {field}" for quantity, field in result.sources))
+        m = result.metrics
+        parts.append(f"ρ power {_number(m.spearman_power)}, MAPE power "
+                     f"{_number(m.mape_power, digits=1)}%, MAPE energy "
+                     f"{_number(m.mape_energy, digits=1)}%")
+    return "; ".join(parts)
+
+
 def format_table(results: Sequence[FileValidation]) -> str:
     """One row per file; the baselines' regret is on energy where measured, else on time."""
     rows = [_row(result) for result in results]
@@ -350,6 +395,11 @@ def format_table(results: Sequence[FileValidation]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    skipped = [result for result in results if result.failed or result.sources]
+    if skipped:
+        lines.append("")
+        for result in skipped:
+            lines.append(f"{_file_name(result)}: {_provenance(result)}")
     biased = [(result, bias[0]) for result in results if (bias := result.bias)]
     if biased:
         lines.append("")

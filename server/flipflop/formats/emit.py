@@ -6,7 +6,10 @@ order; `restrictions` is one string restriction, a membership test of the explic
 Kernel Tuner measures exactly the shortlisted configurations; `configurations` lists them
 (best first, as given); `problem_size`, `grid_div_x/y/z` (null: Kernel Tuner's default) and
 `block_size_names` (null: its default) reproduce the launch. `source_restrictions` records the
-restrictions of the space the shortlist came from.
+restrictions of the space the shortlist came from. `defines` holds the values computed from the
+tunables (NAME: a Python expression of them), which the usage turns into Kernel Tuner's
+`defines`; clock and power-limit tunables (`nvml_gr_clock`, ...) need an NVMLObserver, which the
+usage adds when the shortlist has them.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from flipflop.formats.errors import FormatError
 from flipflop.formats.files import describe_json, read_json
 from flipflop.space.errors import SpaceError
 from flipflop.space.expressions import Expression
-from flipflop.space.kernel_tuner import KernelTunerLaunch, kernel_tuner_launch
+from flipflop.space.kernel_tuner import GPU_SETTINGS, KernelTunerLaunch, kernel_tuner_launch
 from flipflop.space.tunables import (
     Configuration,
     ParamValue,
@@ -113,7 +116,8 @@ def render_kernel_tuner_input(spec: KernelTunerInput, file_name: str = "FILE") -
         "configurations": [{name: config[name] for name in names}
                            for config in spec.configurations],
         "source_restrictions": list(spec.source_restrictions),
-        "usage": _usage(file_name),
+        "defines": {name: expression.text for name, expression in spec.launch.derived},
+        "usage": _usage(file_name, [name for name in names if name in GPU_SETTINGS]),
     }
     try:
         return json.dumps(document, indent=1, allow_nan=False) + "\n"
@@ -149,6 +153,7 @@ def read_kernel_tuner_input(path: str | Path) -> KernelTunerInput:
             _optional_list(data.get("grid_div_y"), "grid_div_y", path),
             _optional_list(data.get("grid_div_z"), "grid_div_z", path),
             _names(data.get("block_size_names"), path),
+            _defines(data.get("defines", {}), path),
         )
         names = tuple(tunable.name for tunable in tunables)
         configurations = tuple(
@@ -176,18 +181,36 @@ def read_kernel_tuner_input(path: str | Path) -> KernelTunerInput:
     )
 
 
-def _usage(file_name: str) -> str:
-    return "\n".join([
+def _usage(file_name: str, settings: list[str]) -> str:
+    lines = [
         "import json, kernel_tuner",
         f"spec = json.load(open({file_name!r}))",
         "# arguments: the kernel's argument list (numpy arrays and scalars), as for any"
         " tune_kernel call",
+        "# defines: every tunable by name, and the values computed from them",
+        "defines = {**{name: name for name in spec['tune_params']},"
+        " **{name: (lambda p, e=e: eval(e, {}, dict(p))) for name, e in spec['defines'].items()}}"
+        " if spec['defines'] else None",
+    ]
+    observers = ""
+    if settings:
+        lines.append(f"# {', '.join(settings)} set the GPU through Kernel Tuner's NVMLObserver")
+        lines.append("from kernel_tuner.observers.nvml import NVMLObserver")
+        lines.append("observers = [NVMLObserver(['nvml_energy', 'core_freq'])]")
+        observers = " observers=observers,"
+    lines.append(
         "results, env = kernel_tuner.tune_kernel(spec['kernel_name'], spec['kernel_file'],"
         " spec['problem_size'], arguments, spec['tune_params'],"
         " restrictions=spec['restrictions'], grid_div_x=spec['grid_div_x'],"
         " grid_div_y=spec['grid_div_y'], grid_div_z=spec['grid_div_z'],"
-        " block_size_names=spec['block_size_names'])",
-    ])
+        f" block_size_names=spec['block_size_names'], defines=defines,{observers})")
+    return "\n".join(lines)
+
+
+def _defines(value: object, path: str | Path) -> list[tuple[str, int | float | str]]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise FormatError(path, "'defines' must map names to expressions")
+    return [(str(name), text) for name, text in value.items()]
 
 
 def _literal(value: ParamValue) -> str:

@@ -5,9 +5,19 @@ The format, as `kernel_tuner.util.process_cache` and `store_cache` write it: an 
 (newer versions), `schema_version` (newer still) and `cache`, which maps
 ",".join(str(value) for each tunable in tune_params_keys order) to the measurement: the
 tunables' values, `time` (ms, as Kernel Tuner reports it: normally the mean of `times`),
-`times` (ms, every run), and what observers added, such as `nvml_energy` (J) and `nvml_power`
-(W). A failed configuration has the string
-"CompilationFailedConfig", "RuntimeFailedConfig" or "InvalidConfig" in place of the number.
+`times` (ms, every run), and what observers added. A failed configuration has the string
+"CompilationFailedConfig", "RuntimeFailedConfig" or "InvalidConfig" in place of a number (in
+`time`, or, when the run failed before it was timed, in the objective and no `time` at all);
+Kernel Tuner skips every entry without a numeric time, and so does this reader, keeping the
+reason ("no time" when the entry gives none) so reports can count them.
+
+Energy (J per launch) and power (W) come from whichever observer measured them, each writing
+`<prefix>_energy` and `<prefix>_power`: `nvml_` (NVMLObserver), `ps_` (PowerSensorObserver,
+PowerSensor3 on the board's supply), a PMT sensor's name (PMTObserver: `nvidia_`, `rocm_`, ...)
+or `tegra_`. A file reads one field for each, an external meter before NVML (`ENERGY_PREFERENCE`);
+where only one of the two was measured, the other is derived from it and the time (power is
+energy over time, as Kernel Tuner's own `Watt` metrics compute it). An entry with a negative or
+non-finite energy or power is left out with a warning.
 
 Kernel Tuner appends each entry as it is measured and closes the file only at the end, so a cache
 of a run that was stopped lacks its two closing braces (and may end in a comma); it reads such a
@@ -18,6 +28,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -29,9 +41,12 @@ from flipflop.space.tunables import Configuration, ParamValue, Tunable, tunables
 
 FORMAT = "kernel_tuner_cache"
 FAILURES = ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
-ENERGY_KEY = "nvml_energy"
-POWER_KEY = "nvml_power"
-_NOT_METRICS = frozenset({"time", "times", ENERGY_KEY, POWER_KEY, "timestamp"})
+NO_TIME = "no time"
+# Which observer's field a file is read by when it has several: a meter on the board's supply
+# (PowerSensor3 samples at 20 kHz) before the PMT sensors and NVML's own reading.
+ENERGY_PREFERENCE = ("ps", "*", "nvml")
+_OBSERVED = re.compile(r"([A-Za-z][A-Za-z0-9]*)_(energy|power)\Z")
+_NOT_METRICS = frozenset({"time", "times", "timestamp"})
 _VALUE_TYPES = (bool, int, float, str)
 
 
@@ -53,8 +68,9 @@ def kernel_tuner_cache_from_json(data: object, path: str, complete: bool = True)
     tunables = _tunables(data, keys, path)
     names = tuple(keys)
     make = Configuration.maker(names)
-    skip = _NOT_METRICS | frozenset(names)
-    entries = tuple(_entry(key, value, names, skip, make, path)
+    fields = _observed_fields(data["cache"], frozenset(names))
+    skip = _NOT_METRICS | frozenset(names) | {f for f in fields if f is not None}
+    entries = tuple(_entry(key, value, names, skip, make, path, fields)
                     for key, value in data["cache"].items())
     return MeasuredSpace(
         path=path,
@@ -66,7 +82,50 @@ def kernel_tuner_cache_from_json(data: object, path: str, complete: bool = True)
         entries=entries,
         objective=data.get("objective") if isinstance(data.get("objective"), str) else None,
         complete=complete,
+        energy_field=fields[0],
+        power_field=fields[1],
+        warnings=_warnings(entries, fields),
     )
+
+
+def _observed_fields(cache: dict[str, object], tunables: frozenset[str]
+                     ) -> tuple[str | None, str | None]:
+    """The energy and the power field the file is read by (`ENERGY_PREFERENCE`), or None."""
+    found: dict[str, set[str]] = {"energy": set(), "power": set()}
+    for entry in cache.values():
+        if not isinstance(entry, dict):
+            continue
+        for name, value in entry.items():
+            match = _OBSERVED.match(name)
+            if match is None or name in tunables or isinstance(value, bool):
+                continue
+            if isinstance(value, (int, float)):
+                found[match.group(2)].add(match.group(1))
+    return _preferred(found["energy"], "energy"), _preferred(found["power"], "power")
+
+
+def _preferred(prefixes: set[str], quantity: str) -> str | None:
+    for wanted in ENERGY_PREFERENCE:
+        chosen = sorted(p for p in prefixes if p not in ENERGY_PREFERENCE) if wanted == "*" \
+            else [wanted] if wanted in prefixes else []
+        if chosen:
+            return f"{chosen[0]}_{quantity}"
+    return None
+
+
+def _warnings(entries: tuple[MeasuredConfig, ...], fields: tuple[str | None, str | None]
+              ) -> tuple[str, ...]:
+    """One warning per observer field with values no meter gives (negative, not finite)."""
+    bad = Counter(entry.failure for entry in entries
+                  if entry.failure is not None and entry.failure.startswith("invalid "))
+    warnings = []
+    for reason, count in sorted(bad.items()):
+        first = next(entry.key for entry in entries if entry.failure == reason)
+        field = reason.removeprefix("invalid ")
+        warnings.append(f"{count} entr{'y has' if count == 1 else 'ies have'} a negative or "
+                        f"non-finite {field} (the first: {first!r}); "
+                        f"{'it is' if count == 1 else 'they are'} left out")
+    return tuple(warnings)
 
 
 def close_unfinished(text: str) -> str | None:
@@ -148,7 +207,8 @@ def _problem_size(value: object, path: str) -> tuple[int | str, ...] | None:
 
 
 def _entry(key: str, entry: object, names: tuple[str, ...], skip: frozenset[str],
-           make: Callable[[Sequence[ParamValue]], Configuration], path: str) -> MeasuredConfig:
+           make: Callable[[Sequence[ParamValue]], Configuration], path: str,
+           fields: tuple[str | None, str | None] = (None, None)) -> MeasuredConfig:
     if not isinstance(entry, dict):
         raise FormatError(path, f"cache entry {key!r} is {describe_json(entry)}, not an object")
     values: list[ParamValue] = []
@@ -163,20 +223,29 @@ def _entry(key: str, entry: object, names: tuple[str, ...], skip: frozenset[str]
     if key != expected:
         raise FormatError(path, f"cache entry {key!r} does not match its parameters, which give "
                                 f"the key {expected!r} in tune_params_keys order")
+    energy_field, power_field = fields
     failure: str | None = None
     time_s = _quantity(entry, "time", 1e-3, key, path)
     if isinstance(time_s, str):
         failure, time_s = time_s, None
     elif time_s is None:
-        raise FormatError(path, f"cache entry {key!r} has no time")
-    energy_j = _quantity(entry, ENERGY_KEY, 1.0, key, path)
-    power_w = _quantity(entry, POWER_KEY, 1.0, key, path)
+        failure = _failure_named(entry, skip) or NO_TIME
+    energy_j = _quantity(entry, energy_field, 1.0, key, path) if energy_field else None
+    power_w = _quantity(entry, power_field, 1.0, key, path) if power_field else None
     if isinstance(energy_j, str):
         failure, energy_j = failure or energy_j, None
     if isinstance(power_w, str):
         failure, power_w = failure or power_w, None
+    for field, number in ((energy_field, energy_j), (power_field, power_w)):
+        if failure is None and number is not None and not (math.isfinite(number) and number >= 0):
+            failure = f"invalid {field}"
     if failure is not None:
         time_s = energy_j = power_w = None
+    elif time_s is not None and time_s > 0:
+        if energy_j is None and power_w is not None:
+            energy_j = power_w * time_s
+        elif power_w is None and energy_j is not None:
+            power_w = energy_j / time_s
     return MeasuredConfig(
         config=make(values),
         key=key,
@@ -189,8 +258,17 @@ def _entry(key: str, entry: object, names: tuple[str, ...], skip: frozenset[str]
     )
 
 
+def _failure_named(entry: Mapping[str, object], skip: frozenset[str]) -> str | None:
+    """The failure string an entry without a time holds in another field (its objective)."""
+    for name, value in entry.items():
+        if name not in skip and isinstance(value, str) and value in FAILURES:
+            return value
+    return None
+
+
 def _quantity(entry: Mapping[str, object], name: str, scale: float, key: str,
               path: str) -> float | str | None:
+    """The number in `name` times `scale`, the failure string written instead, or None."""
     value = entry.get(name)
     if value is None:
         return None

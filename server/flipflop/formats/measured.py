@@ -42,6 +42,25 @@ class MeasuredSpace:
     entries: tuple[MeasuredConfig, ...]
     objective: str | None = None
     complete: bool = True  # False: a cache Kernel Tuner had not finished writing
+    # The observer fields energy and power were read from (`nvml_energy`, `ps_power`, ...);
+    # None: not measured (the other quantity may still be derived from it and the time).
+    energy_field: str | None = None
+    power_field: str | None = None
+    warnings: tuple[str, ...] = ()  # what was left out of the file, and why
+
+    @property
+    def failures(self) -> tuple[tuple[str, int], ...]:
+        """How many entries were skipped, by reason ("RuntimeFailedConfig", "no time", ...)."""
+        counts: dict[str, int] = {}
+        for entry in self.entries:
+            if entry.failure is not None:
+                counts[entry.failure] = counts.get(entry.failure, 0) + 1
+        return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    @property
+    def usable(self) -> int:
+        """Entries with a measured time: what Kernel Tuner itself would read as results."""
+        return sum(1 for entry in self.entries if entry.time_s is not None)
 
     @property
     def names(self) -> tuple[str, ...]:

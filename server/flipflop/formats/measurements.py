@@ -41,12 +41,12 @@ def read_measured_space(path: str | Path, t1: T1Input | None = None) -> Measured
     data, complete = load_cache_json(text, str(path))
     kind = kind_of(data)
     if kind == "kernel_tuner_cache":
-        return kernel_tuner_cache_from_json(data, str(path), complete)
+        return usable(kernel_tuner_cache_from_json(data, str(path), complete))
     if kind == "t4":
         if t1 is None:
             raise FormatError(path, "T4 results name no kernel: give the T1 file that describes "
                                     "it (--t1)")
-        return t4_from_json(data, path, t1)
+        return usable(t4_from_json(data, path, t1))
     if kind == "t1":
         raise FormatError(path, "a T1 file describes a kernel and holds no measurements: give it "
                                 "with --t1 beside a cache or T4 results")
@@ -54,3 +54,14 @@ def read_measured_space(path: str | Path, t1: T1Input | None = None) -> Measured
         raise FormatError(path, "a FlipFlop measurement file: read it with "
                                 "flipflop.calibration.records")
     raise FormatError(path, "neither a Kernel Tuner cache nor T4 results")
+
+
+def usable(space: MeasuredSpace) -> MeasuredSpace:
+    """`space`, or a FormatError when not one of its entries has a measured time."""
+    if space.usable:
+        return space
+    if not space.entries:
+        raise FormatError(space.path, "nothing to validate: the file holds no measurements")
+    reasons = ", ".join(f"{reason} {count}" for reason, count in space.failures)
+    raise FormatError(space.path, f"nothing to validate: all {len(space.entries)} entries "
+                                  f"failed or hold no time ({reasons})")

@@ -10,6 +10,9 @@ Tuner reads it in `tune_kernel_T1` (interface.py). What FlipFlop takes from it:
   folder, as tune_kernel_T1 does after trying the working directory), Language, ProblemSize,
   GridDivX/Y/Z (absent or empty: Kernel Tuner's default divisor, as tune_kernel_T1 passes None),
   LocalSize (the block size names), CompilerOptions, SharedMemory, Arguments (kept as written);
+- KernelSpecification.Defines, FlipFlop's extension (the schema has no such member, and
+  `tune_kernel_T1` ignores it): preprocessor values Kernel Tuner's `defines` computes from the
+  tunables, NAME -> a number or an expression of the tunables (`"N_PER_BLOCK // block_size_y"`);
 - General: BenchmarkName, TimeUnit.
 
 The search space is Kernel Tuner's: the conditions plus its limit on threads per block.
@@ -50,6 +53,7 @@ class T1Argument:
     type: str | None
     memory_type: str | None
     raw: str  # the argument's JSON object as written (keys sorted)
+    value: float | None = None  # a Scalar's FillValue: the value the kernel was launched with
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,12 @@ class T1Input:
     @property
     def tunables(self) -> tuple[Tunable, ...]:
         return self.space.tunables
+
+    @property
+    def scalar_values(self) -> tuple[tuple[str, float], ...]:
+        """(name, value) of every named scalar argument with a numeric FillValue."""
+        return tuple((a.name, a.value) for a in self.arguments
+                     if a.name is not None and a.value is not None)
 
 
 def read_t1(path: str | Path, kernel_file: str | Path | None = None,
@@ -204,7 +214,8 @@ def _launch(kernel: dict[str, object], names: list[str], tunables: tuple[Tunable
             raise FormatError(path, f"KernelSpecification.GridDiv{axis} must be a list")
     try:
         launch = kernel_tuner_launch(problem, divisors[0], divisors[1], divisors[2],
-                                     _block_size_names(kernel.get("LocalSize"), tunables, path))
+                                     _block_size_names(kernel.get("LocalSize"), tunables, path),
+                                     _defines(kernel.get("Defines", {}), path))
         launch.check(names)
     except ExpressionError as error:
         raise FormatError(path, f"KernelSpecification: {error.reason} (column {error.column} of "
@@ -212,6 +223,19 @@ def _launch(kernel: dict[str, object], names: list[str], tunables: tuple[Tunable
     except SpaceError as error:
         raise FormatError(path, f"KernelSpecification: {error}") from None
     return launch
+
+
+def _defines(defines: object, path: Path) -> list[tuple[str, int | float | str]]:
+    if not isinstance(defines, dict):
+        raise FormatError(path, "KernelSpecification.Defines must be an object of NAME: value "
+                                "or expression")
+    found: list[tuple[str, int | float | str]] = []
+    for name, value in defines.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise FormatError(path, f"KernelSpecification.Defines.{name} is "
+                                    f"{describe_json(value)}: expected a number or an expression")
+        found.append((name, value))
+    return found
 
 
 def _block_size_names(local_size: object, tunables: tuple[Tunable, ...],
@@ -276,7 +300,10 @@ def _arguments(arguments: object, path: Path) -> tuple[T1Argument, ...]:
                                     f"{describe_json(argument)}, not an object")
         fields = [argument.get(key) for key in ("Name", "Type", "MemoryType")]
         name, kind, memory = (field if isinstance(field, str) else None for field in fields)
-        parsed.append(T1Argument(name, kind, memory, json.dumps(argument, sort_keys=True)))
+        fill = argument.get("FillValue")
+        value = float(fill) if memory == "Scalar" and isinstance(fill, (int, float)) \
+            and not isinstance(fill, bool) else None
+        parsed.append(T1Argument(name, kind, memory, json.dumps(argument, sort_keys=True), value))
     return tuple(parsed)
 
 

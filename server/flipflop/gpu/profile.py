@@ -93,6 +93,9 @@ class GpuProfile:
     dram_latency_cycles: float
     # Published peak DRAM bandwidth; `memory_bandwidth_gbs` is the achievable part of it.
     dram_peak_bandwidth_gbs: float = 0.0
+    # The memory clock NVML reports at that peak (half the per-pin data rate of GDDR and HBM);
+    # 0: not given, and a locked memory clock cannot be modelled.
+    memory_clock_mhz: float = 0.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
     # "spec" | "derived" | "measured" by dotted field name, like `sources`.
     kinds: dict[str, str] = field(default_factory=dict, compare=False)

@@ -251,7 +251,7 @@ _HOVER_LABELS = {"NVIDIA heuristic": "NVIDIA"}
 
 
 def _limit(prediction: Prediction) -> str:
-    return f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+    return f"{prediction.limit_w:.0f} W" if prediction.limit_w else "default"
 
 
 def _hover_row(row: ConfigRow, current: Prediction | None, heuristic: Prediction | None,

@@ -16,15 +16,27 @@ from flipflop.model.predict import (
     predict_prepared,
     prepare_launch,
 )
+from flipflop.model.settings import (
+    DEFAULT_SETTINGS,
+    GpuSettings,
+    SettingsError,
+    at_memory_clock,
+    check_settings,
+)
 
 __all__ = [
+    "DEFAULT_SETTINGS",
     "Breakdown",
+    "GpuSettings",
     "PowerBreakdown",
     "Prediction",
     "PreparedLaunch",
+    "SettingsError",
     "TimeBreakdown",
     "UnlaunchableConfig",
+    "at_memory_clock",
     "candidate_blocks",
+    "check_settings",
     "power_limit_candidates",
     "predict",
     "predict_power_limits",

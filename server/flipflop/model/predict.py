@@ -15,6 +15,7 @@ from flipflop.model.constants import MAX_BLOCK_DIMS, WARP_SIZE
 from flipflop.model.dvfs import VoltageCurve, clock_range_mhz, voltage_curve
 from flipflop.model.performance import LaunchCost, launch_cost
 from flipflop.model.power import DynamicEnergy, dynamic_energy
+from flipflop.model.settings import DEFAULT_SETTINGS, GpuSettings
 from flipflop.model.spills import with_spills
 from flipflop.resources import Resources
 
@@ -106,6 +107,15 @@ class Prediction:
     pareto: bool = False
     # The compile-time tunables of the configuration (empty when only the launch varies).
     params: tuple[tuple[str, int | float | str], ...] = ()
+    # What the configuration sets on the GPU (locked clocks, a power limit), beside `params`.
+    settings: GpuSettings = DEFAULT_SETTINGS
+
+    @property
+    def limit_w(self) -> float | None:
+        """The power limit the prediction runs under: swept, set by the configuration, or
+        None for the board's default."""
+        return self.power_limit_w if self.power_limit_w is not None else \
+            self.settings.power_limit_w
 
     # What does not depend on the power limit is read from the prepared launch: an advisor
     # builds ten predictions per launch, and each field costs its construction.
@@ -198,11 +208,17 @@ def predict_prepared(
 
 
 def predict_power_limits(
-    profile: GpuProfile, prepared: PreparedLaunch, power_limits: Sequence[float | None]
+    profile: GpuProfile,
+    prepared: PreparedLaunch,
+    power_limits: Sequence[float | None],
+    settings: GpuSettings = DEFAULT_SETTINGS,
 ) -> tuple[Prediction, ...]:
-    """`predict_prepared` for several limits, sharing the power evaluated at DVFS points."""
+    """`predict_prepared` for several limits, sharing the power evaluated at DVFS points;
+    `settings` lock the clock (the highest it may run at) or set the default limit (a swept
+    limit replaces it)."""
     known: dict[float, float] = {}
-    return tuple(_predict_under_cap(profile, prepared, limit, known) for limit in power_limits)
+    return tuple(_predict_under_cap(profile, prepared, limit, known, settings)
+                 for limit in power_limits)
 
 
 def _predict_under_cap(
@@ -210,16 +226,26 @@ def _predict_under_cap(
     prepared: PreparedLaunch,
     power_limit_w: float | None,
     known: dict[float, float],
+    settings: GpuSettings = DEFAULT_SETTINGS,
 ) -> Prediction:
-    cap = profile.tdp_w if power_limit_w is None else power_limit_w
+    limit = settings.power_limit_w if power_limit_w is None else power_limit_w
+    cap = profile.tdp_w if limit is None else limit
     if cap <= 0.0:
         raise ValueError(f"power limit must be positive, got {cap} W")
     cost = prepared.cost
-    if prepared.boost_power_w <= cap:
-        clock_mhz, capped, power_w = profile.boost_clock_mhz, False, prepared.boost_power_w
-        time_s, bound = prepared.boost_time_s, prepared.boost_bound
+    top = settings.core_clock_mhz
+    if top is None or top == profile.boost_clock_mhz:
+        top, top_power = profile.boost_clock_mhz, prepared.boost_power_w
+        top_time, top_bound = prepared.boost_time_s, prepared.boost_bound
     else:
-        clock_mhz, capped, power_w = _clock_under_cap(profile, prepared, cap, known)
+        top_power = _power_w(profile, cost, prepared.energy, prepared.voltage, top)
+        top_time, top_bound = _time_and_bound(cost, top)
+    if top_power <= cap:
+        clock_mhz, capped, power_w = top, False, top_power
+        time_s, bound = top_time, top_bound
+    else:
+        clock_mhz, capped, power_w = _clock_under_cap(profile, prepared, cap, known,
+                                                      (top, top_power))
         time_s, bound = _time_and_bound(cost, clock_mhz)
     power_w = min(max(power_w, profile.power.idle_w), max(cap, profile.power.idle_w))
     return Prediction(
@@ -232,6 +258,7 @@ def _predict_under_cap(
         bound=bound,
         power_capped=capped,
         launch=prepared,
+        settings=settings,
     )
 
 
@@ -266,14 +293,16 @@ def _unlaunchable_reason(resources: Resources, shape: LaunchShape, limiter: str)
 
 
 def _clock_under_cap(
-    profile: GpuProfile, prepared: PreparedLaunch, cap_w: float, known: dict[float, float]
+    profile: GpuProfile, prepared: PreparedLaunch, cap_w: float, known: dict[float, float],
+    top: tuple[float, float] | None = None,
 ) -> tuple[float, bool, float]:
     """Highest clock whose power is within the cap (never above it): (clock, capped, power).
 
     P(f) rises with f but bends at every DVFS point, where V(f) changes slope: first a binary
     search over the DVFS points finds the segment holding the cap, then false position inside
     the segment, where P(f) is smooth. Each step keeps a hundredth of the bracket away from its
-    ends, so the bracket always shrinks. `known` remembers P at DVFS points across caps.
+    ends, so the bracket always shrinks. `known` remembers P at DVFS points across caps. `top`
+    is the highest clock and its power (a locked clock; default the boost clock).
     """
     cost, energy, voltage = prepared.cost, prepared.energy, prepared.voltage
 
@@ -283,12 +312,14 @@ def _clock_under_cap(
         return known[clock]
 
     lowest, highest = clock_range_mhz(profile)
+    power_above = prepared.boost_power_w
+    if top is not None:
+        highest, power_above = top
     power_below = power_at_point(lowest)
     if power_below > cap_w:
         return lowest, True, power_below
     clocks = [lowest, *(c for c in voltage.clocks_mhz if lowest < c < highest), highest]
     low, high = 0, len(clocks) - 1
-    power_above = prepared.boost_power_w
     while high - low > 1:
         middle = (low + high) // 2
         power = power_at_point(clocks[middle])

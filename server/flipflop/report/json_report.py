@@ -82,6 +82,7 @@ def space_to_json(space: SpaceReport, advice: Advice) -> JsonObject:
             for divisors in launch.grid_divs
         ],
         "block_size_names": list(launch.block_names(space.space.names)),
+        "defines": {name: expression.text for name, expression in launch.derived},
         "configurations": space.size,
         "evaluated": space.evaluated,
         "sample": space.sample,

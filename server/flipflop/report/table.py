@@ -53,15 +53,19 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     if varying:
         out.insert(1, f"  {space_summary(launch)}")
         width = max(width, len(heading))
+    clocks = any(p.settings.core_clock_mhz or p.settings.memory_clock_mhz
+                 for p in advice.predictions)
+    clock_heading = "clock MHz  " if clocks else ""
     out.append(
-        f"    {heading:<{width}} limit   time        power   energy      occ   limiter        front"
+        f"    {heading:<{width}} limit   {clock_heading}time        power   energy      occ   "
+        "limiter        front"
     )
     for row in rows:
         if isinstance(row, TieRow):
             out.append(f"      {row.text}")
         else:
             out.append(_row(row.prediction, list(row.labels), short_label(row.prediction, varying),
-                            width))
+                            width, clocks))
     recommendation = advice.recommendation
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
@@ -69,6 +73,7 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     out.append(
         f"  recommendation: {described(chosen)}"
         + (f" at {recommendation.power_limit_w:.0f} W" if recommendation.power_limit_w else "")
+        + (f" at {chosen.clock_mhz:.0f} MHz" if chosen.settings.core_clock_mhz else "")
         + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)},"
         f" {recommendation.power_w:.0f} W; energy saving vs current {saving_current},"
         f" vs NVIDIA's heuristic {saving_heuristic}; {recommendation.slowdown_vs_fastest:+.1%}"
@@ -98,14 +103,23 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     return out
 
 
-def _row(prediction: Prediction, labels: list[str], label: str, width: int) -> str:
-    limit = f"{prediction.power_limit_w:.0f} W" if prediction.power_limit_w else "default"
+def _row(prediction: Prediction, labels: list[str], label: str, width: int,
+         clocks: bool = False) -> str:
+    limit = f"{prediction.limit_w:.0f} W" if prediction.limit_w else "default"
+    clock = f"{_clock(prediction):<10} " if clocks else ""
     return (
-        f"    {label:<{width}} {limit:<7} {format_time(prediction.time_s):<11}"
+        f"    {label:<{width}} {limit:<7} {clock}{format_time(prediction.time_s):<11}"
         f" {prediction.power_w:5.0f} W {format_energy(prediction.energy_j):<11}"
         f" {prediction.occupancy:4.0%}  {prediction.limiter:<14}"
         f" {'*' if prediction.pareto else ' '}    {', '.join(labels)}"
     ).rstrip()
+
+
+def _clock(prediction: Prediction) -> str:
+    """The core clock the prediction runs at (below a locked clock where the power limit
+    holds it back), and a locked memory clock after a slash."""
+    memory = prediction.settings.memory_clock_mhz
+    return f"{prediction.clock_mhz:.0f}" + (f"/{memory:.0f}" if memory else "")
 
 
 def _percent(value: float | None) -> str:

@@ -34,7 +34,10 @@ A search space of compile-time tunables (Kernel Tuner's semantics, see `flipflop
 
 `tune` starts a list of `NAME=V1,V2,…` or `NAME=A..B:STEP` specs; `problem=`, `grid_div_x=`
 (`_y`, `_z`), `block_size_names=` and `restrict=` (repeatable) give the launch semantics. A value
-with spaces is written in double quotes.
+with spaces is written in double quotes. `define` starts a list of `NAME=EXPR`: preprocessor
+values computed from the tunables (Kernel Tuner's `defines`)::
+
+    // flipflop: define N_PER_WARP=N_PER_BLOCK//block_size_y "M_PER_WARP = M_PER_BLOCK // 2"
 """
 
 from __future__ import annotations
@@ -90,18 +93,18 @@ def parse_annotation(comment: str, range_: Range) -> Annotation | None:
     body = match.group("body").strip().removesuffix("*/").strip()
     errors: list[str] = []
     tokens = _tokens(body, errors)
-    tune = bool(tokens) and tokens[0] == "tune"
+    listed = tokens[0] if tokens and tokens[0] in ("tune", "define") else None
     pairs: list[tuple[str, str]] = []
-    for token in tokens[1:] if tune else tokens:
+    for token in tokens[1:] if listed else tokens:
         rule = _block_rule(token)
-        if rule is not None and not tune:
+        if rule is not None and not listed:
             pairs.append(("block_rule", rule))
             continue
         key, sep, value = token.partition("=")
-        if not sep or _KEY.fullmatch(key) is None or not value:
+        if not sep or _KEY.fullmatch(key.strip()) is None or not value:
             errors.append(f"not a key=value pair: {token!r}")
-        elif tune:
-            pairs.append(("tune", token))
+        elif listed:
+            pairs.append((listed, token))
         else:
             pairs.append((key, value.rstrip(",") if key not in _SPACE_KEYS else value))
     return _build(tuple(pairs), range_, errors)
@@ -174,6 +177,7 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
     grid_div: list[str | None] = [None, None, None]
     restrictions: list[str] = []
     rules: dict[str, str] = {}
+    defines: dict[str, str] = {}
     for key, value in pairs:
         lowered = key.lower()
         if lowered == "block_rule":
@@ -187,6 +191,8 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
                 rules[axis if rule != "any" else "any"] = rule
         elif lowered == "tune":
             tune[value.partition("=")[0]] = value
+        elif lowered == "define":
+            defines[value.partition("=")[0].strip()] = value
         elif lowered in _GRID_DIV_KEYS:
             grid_div[_GRID_DIV_KEYS[lowered]] = value
         elif lowered in ("restrict", "restriction"):
@@ -216,4 +222,5 @@ def _build(pairs: tuple[tuple[str, str], ...], range_: Range, errors: list[str])
                       smem, tuple(params.items()), tuple(errors), tuple(tune.values()),
                       space.get("problem"), (grid_div[0], grid_div[1], grid_div[2]),
                       space.get("block_size_names"), tuple(restrictions),
+                      tuple(defines.values()),
                       tuple(("x" if axis == "any" else axis, rule) for axis, rule in rules.items()))

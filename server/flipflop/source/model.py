@@ -78,6 +78,7 @@ class Annotation:
     grid_div: tuple[str | None, str | None, str | None] = (None, None, None)
     block_size_names: str | None = None
     restrictions: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # `NAME=EXPR`: preprocessor values computed from the tunables
     # What the kernel's code needs of its block, where the code does not show it:
     # (axis, rule) with axis "x", "y", "z" or "threads" and rule "pow2", "any", "%N" or "=N".
     block_rules: tuple[tuple[str, str], ...] = ()

@@ -19,6 +19,17 @@ class ExpressionError(SpaceError):
         super().__init__(f"{reason} (column {column} of {excerpt(text)})")
 
 
+class SourcePositionError(SpaceError):
+    """A bad value in the source file itself (a `// flipflop:` annotation), at 1-based `line`
+    and `column` of the file."""
+
+    def __init__(self, reason: str, line: int, column: int) -> None:
+        self.reason = reason
+        self.line = line
+        self.column = column
+        super().__init__(reason)
+
+
 class ExpressionZeroDivision(ExpressionError):
     """Division or modulo by zero. Kernel Tuner's restriction check lets such a restriction pass
     (`kernel_tuner.util.check_restrictions` catches ZeroDivisionError), so callers tell it apart."""

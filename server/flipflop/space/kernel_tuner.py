@@ -17,6 +17,11 @@ unless said otherwise), so that FlipFlop predicts the kernel instance Kernel Tun
 - preprocessor definitions: `prepare_kernel_string`: grid_size_x/y/z, the three block size
   names, every tunable, `kernel_tuner 1`, then `#line 1`; in CUDA a parameter whose name holds
   "loop_unroll_factor" becomes `constexpr int`, and 0 deletes its `#pragma unroll NAME` lines.
+  Values computed from the tunables (`tune_kernel`'s `defines` with functions, `N_PER_WARP =
+  N_PER_BLOCK // block_size_y`) are expressions here (`derived`), written after the tunables,
+  their values as Python's `str()` writes them. Tunables that set the GPU rather than the code
+  (`GPU_SETTINGS`: NVML's locked clocks and power limit) are not written unless the source
+  names them: Kernel Tuner's observers apply them, and the code does not change with them.
 - cache key: the runners' `",".join([str(i) for i in element])` over the tunables' values in
   `tune_params_keys` order.
 - search space: `Searchspace` (searchspace.py) adds the restriction that the product of the
@@ -49,6 +54,9 @@ DEFAULT_BLOCK = (256, 1, 1)
 # Programming Guide, "Features and Technical Specifications", table of technical specifications).
 DEFAULT_MAX_THREADS = 1024
 GRID_SIZE_NAMES = ("grid_size_x", "grid_size_y", "grid_size_z")
+# Tunables Kernel Tuner's NVMLObserver applies to the GPU (observers/nvml.py): the locked core
+# clock, the locked memory clock (MHz) and the power limit (W).
+GPU_SETTINGS = ("nvml_gr_clock", "nvml_mem_clock", "nvml_pwr_limit")
 _AXES = ("x", "y", "z")
 _TOKEN = re.compile(r"([a-zA-Z0-9_]+)")
 
@@ -68,6 +76,10 @@ class KernelTunerLaunch:
     grid_div_y: tuple[Divisor, ...] | None = None
     grid_div_z: tuple[Divisor, ...] | None = None
     block_size_names: tuple[str, ...] | None = None
+    # Preprocessor definitions computed from the tunables: (NAME, expression), in order.
+    derived: tuple[tuple[str, Expression], ...] = ()
+    # Tunables to leave out of the definitions (GPU settings the source never names).
+    not_compiled: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.problem_size) <= 3:
@@ -83,6 +95,13 @@ class KernelTunerLaunch:
                 raise SpaceError("block_size_names should not contain more than 3 names")
             for name in self.block_size_names:
                 check_name(name, "block size")
+        seen: set[str] = set()
+        for name, expression in self.derived:
+            check_name(name, "define")
+            if name in seen:
+                raise SpaceError(f"define {name} is given twice")
+            seen.add(name)
+            _check_constant(expression, "define")
 
     @property
     def grid_divs(self) -> tuple[tuple[Divisor, ...] | None, ...]:
@@ -110,8 +129,14 @@ class KernelTunerLaunch:
         return (names[0], names[1], names[2])
 
     def check(self, parameter_names: Sequence[str]) -> None:
-        """SpaceError if the problem size or a grid divisor names an unknown parameter."""
+        """SpaceError if the problem size, a grid divisor or a define names an unknown
+        parameter, or a define redefines a tunable."""
         known = list(parameter_names)
+        for name, expression in self.derived:
+            if name in known:
+                raise SpaceError(f"define {name}: {name} is a tunable, defined by its value "
+                                 "already")
+            _check_names(expression, known, f"define {name}")
         for extent in self.problem_size:
             if isinstance(extent, Expression):
                 _check_names(extent, known, "problem size")
@@ -175,10 +200,14 @@ class KernelTunerLaunch:
         for name, extent in zip(self.block_names(config), block, strict=True):
             definitions[name] = extent
         for name, value in config.items():
+            if name in self.not_compiled:
+                continue
             # A string value has the parameter names in it replaced, as for templated kernel
             # names (prepare_kernel_string calls replace_param_occurrences on it).
             definitions[name] = instance_kernel_name(value, config) if isinstance(value, str) \
                 else value
+        for name, expression in self.derived:
+            definitions[name] = _evaluate(expression, config, f"define {name}")
         definitions["kernel_tuner"] = 1
         return tuple((name, str(value).replace("\n", "\\\n"))
                      for name, value in definitions.items())
@@ -204,8 +233,10 @@ def kernel_tuner_launch(
     grid_div_y: Sequence[int | str] | None = None,
     grid_div_z: Sequence[int | str] | None = None,
     block_size_names: Sequence[str] | None = None,
+    defines: Sequence[str | tuple[str, int | float | str]] = (),
 ) -> KernelTunerLaunch:
-    """A KernelTunerLaunch from `tune_kernel`'s arguments as written (strings are parsed)."""
+    """A KernelTunerLaunch from `tune_kernel`'s arguments as written (strings are parsed);
+    `defines` are `NAME=EXPR` texts or (NAME, value or expression text) pairs."""
     if isinstance(problem_size, (int, str)):
         extents: Sequence[int | str] = (problem_size,)
     else:
@@ -216,7 +247,29 @@ def kernel_tuner_launch(
         grid_div_y=_parse_divisors(grid_div_y, "y"),
         grid_div_z=_parse_divisors(grid_div_z, "z"),
         block_size_names=None if block_size_names is None else tuple(block_size_names),
+        derived=tuple(parse_define(define) for define in defines),
     )
+
+
+def parse_define(define: str | tuple[str, int | float | str]) -> tuple[str, Expression]:
+    """`NAME=EXPR` (or a (NAME, value) pair): a preprocessor definition computed from the
+    tunables, `N_PER_WARP=N_PER_BLOCK // block_size_y`; SpaceError or ExpressionError (with the
+    column in EXPR) when it is not one."""
+    if isinstance(define, str):
+        name, separator, text = define.partition("=")
+        if not separator or not text.strip():
+            raise SpaceError(f"define {define!r}: expected NAME=EXPRESSION")
+    else:
+        name, value = define
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise SpaceError(f"define {name}: {value!r} is neither a number nor an expression")
+        text = value if isinstance(value, str) else repr(value)
+    name = check_name(name.strip(), "define")
+    try:
+        return name, parse_expression(text)
+    except ExpressionError as error:
+        raise ExpressionError(f"define {name}: {error.reason}", error.text,
+                              error.column) from None
 
 
 def parse_launch_options(

@@ -21,7 +21,8 @@ from flipflop.formats.tune_file import read_tune_file
 from flipflop.source.model import Annotation, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
-from flipflop.space.kernel_tuner import KernelTunerLaunch, kernel_tuner_launch
+from flipflop.space.expressions import Expression
+from flipflop.space.kernel_tuner import GPU_SETTINGS, KernelTunerLaunch, kernel_tuner_launch
 from flipflop.space.tunables import (
     Configuration,
     ParamValue,
@@ -30,6 +31,7 @@ from flipflop.space.tunables import (
     choose_indices,
     parse_tune_option,
 )
+from flipflop.toolchain.names import kernel_base_name
 
 Compiler = Literal["auto", "nvrtc", "nvcc"]
 
@@ -47,6 +49,10 @@ class SpaceOptions:
         None, None, None,
     )
     block_size_names: tuple[str, ...] | None = None
+    # Preprocessor definitions computed from the tunables, `NAME=EXPR` (Kernel Tuner's
+    # `defines` with functions); they replace a define of the same name in the annotation or
+    # the T1 file.
+    defines: tuple[str, ...] = ()
     # Launch semantics already built (a T1 file); the options above refine it.
     launch: KernelTunerLaunch | None = None
     sample: int | None = None
@@ -69,10 +75,11 @@ class SpaceOptions:
 def space_annotation(
     source: SourceFile, kernel: str | None
 ) -> tuple[SourceKernel, Annotation] | None:
-    """The kernel whose annotation declares a space (the named one, else the first)."""
+    """The kernel whose annotation declares a space or derived defines (the named one, else
+    the first)."""
     for candidate in source.kernels:
         annotation = candidate.annotation
-        if annotation is None or not annotation.tunes:
+        if annotation is None or not (annotation.tunes or annotation.defines):
             continue
         wanted = kernel.split("<", 1)[0].strip() if kernel is not None else None
         if wanted is None or wanted in (candidate.name, candidate.qualified_name):
@@ -112,9 +119,11 @@ def build_space(
     names = options.block_size_names
     if names is None and annotation is not None and annotation.block_size_names:
         names = tuple(annotation.block_size_names.split(","))
+    written_defines = annotation.defines if annotation is not None else ()
     launch = kernel_tuner_launch(
         [_integer_or_text(entry) for entry in problem or ()] or [1],
         grid_div[0], grid_div[1], grid_div[2], block_size_names=names,
+        defines=_overridden(written_defines, options.defines),
     )
     if base is not None:
         # The given launch (a T1 file's) with whatever the options set on top of it.
@@ -125,12 +134,25 @@ def build_space(
             grid_div_y=launch.grid_div_y if grid_div[1] is not None else base.grid_div_y,
             grid_div_z=launch.grid_div_z if grid_div[2] is not None else base.grid_div_z,
             block_size_names=names if names is not None else base.block_size_names,
+            derived=_merged(base.derived, launch.derived),
         )
         origin = "option"
     elif problem is None:
         origin = "default"
     launch.check(space.names)
     return space, launch, origin
+
+
+def _overridden(written: Sequence[str], given: Sequence[str]) -> list[str]:
+    """The `NAME=EXPR` defines written in the source, those given by name replacing them."""
+    names = {define.partition("=")[0].strip() for define in given}
+    return [d for d in written if d.partition("=")[0].strip() not in names] + list(given)
+
+
+def _merged(base: Sequence[tuple[str, Expression]], given: Sequence[tuple[str, Expression]]
+            ) -> tuple[tuple[str, Expression], ...]:
+    names = {name for name, _ in given}
+    return (*(d for d in base if d[0] not in names), *given)
 
 
 def _integer_or_text(entry: str | int) -> int | str:
@@ -145,24 +167,42 @@ def _integer_or_text(entry: str | int) -> int | str:
 
 @dataclass(frozen=True)
 class TemplateKernel:
-    """A kernel tuned through its template arguments: `--kernel 'sgemm<BM,BN,8>'`."""
+    """A kernel template named with its arguments, `--kernel 'sgemm<BM,BN,8>'` or `f<float, 4>`:
+    Kernel Tuner instantiates such a name itself, so the source need not."""
 
-    name: str
-    parameter_types: tuple[str, ...]
+    name: str  # as the source spells it
+    qualified_name: str  # with its namespaces, for a reference from file scope
+    parameters: str = ""  # the template's parameter list, `typename T, int N`, for messages
 
     @classmethod
-    def of(cls, kernel_name: str, source: SourceFile) -> TemplateKernel | None:
+    def of(cls, kernel_name: str, declared: SourceKernel | None) -> TemplateKernel | None:
+        """The template `kernel_name` instantiates (None: not a name with arguments); SpaceError
+        when `declared`, the kernel of that name in the source or its headers, is no template."""
         if "<" not in kernel_name:
             return None
-        base = kernel_name.split("<", 1)[0].strip()
-        kernel = source.kernel(base)
-        if kernel is None or not kernel.template_parameters:
-            raise SpaceError(f"{base} is not a kernel template in this file")
-        return cls(base, tuple(p.type for p in kernel.parameters))
+        base = kernel_base_name(kernel_name)
+        if declared is None or not declared.template_parameters:
+            raise SpaceError(f"{base} is not a kernel template in this file or its headers")
+        return cls.declared_as(declared)
+
+    @classmethod
+    def declared_as(cls, declared: SourceKernel) -> TemplateKernel:
+        parameters = ", ".join(f"{p.type} {p.name}".strip() for p in declared.template_parameters)
+        return cls(declared.name, declared.qualified_name, parameters)
+
+    def refusal(self, instance: str, reason: str) -> str:
+        """Why `instance` does not instantiate the template, for `--kernel`'s error."""
+        return (f"--kernel '{instance}': {self.name}<{self.parameters}> does not take these "
+                f"template arguments ({reason})")
 
     def instantiation(self, instance: str) -> str:
-        """The explicit instantiation that makes nvcc emit `instance` (appended to the source)."""
-        return f"\ntemplate __global__ void {instance}({', '.join(self.parameter_types)});\n"
+        """Source text that makes the compiler emit `instance` (appended to the source). Taking
+        the instance's address from file scope instantiates it in nvcc and NVRTC alike, needs no
+        parameter types, and is harmless when the file instantiates it too; a failure names the
+        line after the source's last."""
+        arguments = instance.partition("<")[2]
+        return (f"\nstatic auto* const flipflop_instance __attribute__((unused)) = "
+                f"&{self.qualified_name}<{arguments};\n")
 
 
 def template_arguments(kernel_name: str) -> tuple[str, ...]:
@@ -213,6 +253,9 @@ def current_configuration(
             continue
         definition = source.default_of(tunable.name)
         chosen = tunable.values[0]
+        if tunable.name in GPU_SETTINGS:
+            # Without a lock the GPU runs its highest clock, under its highest limit.
+            chosen = max(tunable.values, key=lambda v: v if isinstance(v, (int, float)) else 0)
         if definition is not None:
             for value in tunable.values:
                 if str(value) == definition.value.strip("()"):

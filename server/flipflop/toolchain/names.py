@@ -66,9 +66,53 @@ def instance_name(display_name: str) -> str:
     return base.split("::")[-1] + bracket + arguments
 
 
+# How the demangler writes template arguments that people write plainly: `4u`, `4ul`,
+# `(unsigned int)4`, `(char)65`.
+_INTEGER_SUFFIX = re.compile(
+    r"(?<![\w.])([+-]?\d+)(?:[uU](?:ll|LL|[lL])?|(?:ll|LL|[lL])[uU]?)(?!\w)"
+)
+_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|long|long long|short|char|bool)\)(?=[+-]?\d)")
+
+
+def instance_key(name: str) -> str:
+    """`void ns::f<float, 4u>(float*, int)` and `f<float,4>` -> `f<float,4>`: what two
+    spellings of one template instance have in common (no return type, scope, spaces,
+    parameter list, integer suffix or cast)."""
+    spelled = instance_name(_CAST.sub("", name))
+    base, bracket, arguments = spelled.partition("<")
+    return base + bracket + _INTEGER_SUFFIX.sub(r"\1", arguments)
+
+
+def written_instance(name: str) -> str:
+    """`void f<unsigned int, 4>(float*)` -> `f<unsigned int, 4>`: one instance as source code
+    spells it, without return type or parameter list (the spaces inside kept)."""
+    name = re.sub(r"\s+<", "<", name.strip())
+    depth, start, end = 0, 0, len(name)
+    for position, character in enumerate(name):
+        depth += (character == "<") - (character == ">")
+        if depth == 0 and character == " ":
+            start = position + 1
+        elif depth == 0 and character == "(":
+            end = position
+            break
+    return name[start:end].strip()
+
+
+def kernel_matches(wanted: str, name: str, display_name: str) -> bool:
+    """Whether `wanted` (a mangled, demangled or source name, or one instance written the way
+    Kernel Tuner names it, `f<float, 4>`, with or without return type and parameters) names
+    the kernel `name` (mangled) demangled as `display_name`."""
+    if wanted in (name, display_name):
+        return True
+    if "<" in wanted:
+        return instance_key(wanted) == instance_key(display_name)
+    return wanted.split("(", 1)[0].split()[-1:] == [kernel_base_name(display_name)]
+
+
 def entry_names(ptx_text: str) -> list[str]:
-    """Mangled names of the kernels (`.entry`) in PTX order."""
-    return [match.group(1) for match in _ENTRY_START.finditer(ptx_text)]
+    """Mangled names of the kernels (`.entry`) in PTX order, each once (a kernel may be declared
+    before it is defined)."""
+    return list(dict.fromkeys(match.group(1) for match in _ENTRY_START.finditer(ptx_text)))
 
 
 def kernel_locations(ptx_text: str) -> dict[str, KernelLocation]:

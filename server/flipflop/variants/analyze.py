@@ -26,7 +26,7 @@ from flipflop.toolchain.diagnostics import (
     parse_tool_output,
 )
 from flipflop.toolchain.discovery import Toolchain
-from flipflop.toolchain.names import instance_name, kernel_base_name
+from flipflop.toolchain.names import kernel_matches
 from flipflop.toolchain.ptxas import PtxSourceMap, assemble, parse_ptxas_verbose
 from flipflop.variants.cache import DiskCache, cache_key, compile_key, included_files
 from flipflop.variants.nvrtc import compile_with_nvrtc, nvrtc_options, nvrtc_version
@@ -200,11 +200,7 @@ def _features(job: VariantJob, ptx: str, usage: dict[str, Resources]) -> tuple[V
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
     """By mangled, demangled or source name; `k<64,8>` names one instantiation of `k`."""
-    if wanted is None:
-        return True
-    if "<" in wanted:
-        return instance_name(info.display_name) == "".join(wanted.split())
-    return wanted in (info.name, info.display_name, kernel_base_name(info.display_name))
+    return wanted is None or kernel_matches(wanted, info.name, info.display_name)
 
 
 def _nvcc_compile(job: VariantJob) -> tuple[str, tuple[ToolDiagnostic, ...], dict[str, Resources]]:
