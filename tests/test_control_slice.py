@@ -21,6 +21,7 @@ from flipflop.advice.drivers import energy_drivers
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.expr import mean_ceil
 from flipflop.analysis.interpret import interpret
+from flipflop.analysis.report import features_json
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
 from flipflop.model import predict
@@ -123,7 +124,7 @@ def test_tiled_fill_static_assumptions_are_resolved_per_launch(folder: Path) -> 
     features = compile_kernel(folder, "tiled_fill", "tiled_fill")
     assert any("trip count unknown" in text for text in features.assumptions)
     shape = LaunchShape((32, 8, 1), (128, 512, 1))
-    report = features.to_json(shape, {})
+    report = features_json(features, shape, {})
     derivations = {loop["derivation"] for loop in report["loops"]}
     assert "interpreted" in derivations and "assumed" not in derivations
     assert all(not loop["assumed"] for loop in report["loops"])
@@ -223,7 +224,7 @@ def test_data_dependent_loop_stays_assumed(folder: Path) -> None:
     work = features.work(shape, params)
     text = next(text for text in work.assumptions if text.startswith("loop"))
     assert "assumed 16" in text and "loaded from memory" in text
-    report = features.to_json(shape, params)
+    report = features_json(features, shape, params)
     assert report["loops"][0]["assumed"] and report["loops"][0]["derivation"] == "assumed"
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import FeatureError, KernelFeatures, extract_features
+from flipflop.analysis.report import features_json
 from flipflop.ir import Module
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
@@ -157,7 +158,7 @@ def test_grid_stride_loop_runs_n_over_grid_times_block(modules: dict[str, Module
     assert small.active_fraction == pytest.approx(1000 / (256 * 64))
     # More threads only split the same elements: a block's work does not grow with its size.
     assert features.work_depends_on_block is False
-    (loop,) = features.to_json(shape, {n: 1 << 20})["loops"]
+    (loop,) = features_json(features, shape, {n: 1 << 20})["loops"]
     assert loop["trip_count"] == pytest.approx(64.0)
     assert loop["assumed"] is False
     assert loop["lines"] == [4]
@@ -176,7 +177,7 @@ def test_loop_bounded_by_a_parameter(modules: dict[str, Module]) -> None:
 
 def test_missing_parameter_is_reported_as_assumed(modules: dict[str, Module]) -> None:
     features = kernel(modules, "loops", "poly_steps")
-    report = features.to_json(launch((128, 1, 1), (10, 1, 1)), {})
+    report = features_json(features, launch((128, 1, 1), (10, 1, 1)), {})
     (loop,) = report["loops"]
     assert loop["assumed"] is True
     assert loop["missing_parameters"] == [param(features, 2)]
@@ -223,7 +224,7 @@ def test_unknown_kernel_is_a_clear_error(modules: dict[str, Module]) -> None:
 
 def test_json_has_lines_everywhere(modules: dict[str, Module]) -> None:
     features = kernel(modules, "transpose", "transpose_naive")
-    report = features.to_json(launch((32, 8, 1), (32, 128, 1)), {})
+    report = features_json(features, launch((32, 8, 1), (32, 128, 1)), {})
     assert report["uses_tid_y"] is True
     assert all(site["lines"] for site in report["access_sites"])
     assert all(guard["lines"] == [9] for guard in report["divergence"]["guards"])

@@ -10,6 +10,7 @@ import pytest
 
 from cuda_toolchain import nvcc_for_tests
 from flipflop.analysis import KernelFeatures, extract_features
+from flipflop.analysis.report import features_json
 from flipflop.launch import LaunchShape
 from flipflop.ptx import parse_ptx
 
@@ -76,7 +77,7 @@ def test_guard_idle_threads(ptx_dir: Path) -> None:
     features = features_of(ptx_dir, "guard_idle_threads")
     work = features.work(SHAPE, by_position(features, {3: 64}))
     assert work.active_fraction == pytest.approx(0.25)
-    report = features.to_json(SHAPE, by_position(features, {3: 64}))
+    report = features_json(features, SHAPE, by_position(features, {3: 64}))
     assert report["divergence"]["guards"][0]["lines"] == [7]
     (loop,) = report["loops"]
     assert loop["assumed"] is False
@@ -127,7 +128,7 @@ def test_histogram_shared_atomics(ptx_dir: Path) -> None:
 
 def test_softmax_block_stride_rows(ptx_dir: Path) -> None:
     features = features_of(ptx_dir, "softmax")
-    report = features.to_json(SHAPE, by_position(features, {2: 4096}))
+    report = features_json(features, SHAPE, by_position(features, {2: 4096}))
     row_loops = [loop for loop in report["loops"] if loop["lines"] in ([47], [53], [59])]
     assert len(row_loops) == 3
     assert all(loop["trip_count"] == pytest.approx(4096 / 256) for loop in row_loops)

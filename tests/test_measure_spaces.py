@@ -23,7 +23,7 @@ from flipflop.calibration.references import (
 )
 from flipflop.calibration.space_selection import ConfigurationFile, read_configuration_file, select
 from flipflop.calibration.spec import read_spec_file
-from flipflop.commands import measure, validate
+from flipflop.commands import measure, measuring, validate
 from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
 from flipflop.space.errors import SpaceError
 from flipflop.space.kernel_tuner import kernel_tuner_launch
@@ -295,8 +295,8 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         made["gpu"] = FakeGpu(["ptr", "ptr", "i32"], made["emulate"])
         return made["gpu"]
 
-    monkeypatch.setattr(measure, "open_device", open_device)
-    monkeypatch.setattr(measure, "open_nvml", lambda gpu: FakeNvml(gpu))
+    monkeypatch.setattr(measuring, "open_device", open_device)
+    monkeypatch.setattr(measuring, "open_nvml", lambda gpu: FakeNvml(gpu))
     return made
 
 
@@ -398,7 +398,7 @@ def test_without_a_gpu_a_space_measurement_is_exit_3(tmp_path: Path,
         raise GpuUnavailable("no NVIDIA driver")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(measure, "open_device", absent)
+        patch.setattr(measuring, "open_device", absent)
         out = tmp_path / "none.json"
         argv = ["measure", *PNPOLY_OPTIONS, *SMALL, "--sample", "1", "--out", str(out)]
         assert measure.run(_args(argv)) == 3

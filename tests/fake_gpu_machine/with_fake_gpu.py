@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flipflop.calibration.spec import read_spec_file
 from flipflop.cli import main
-from flipflop.commands import measure
+from flipflop.commands import measuring
 from gpu_double import FakeGpu, FakeNvml
 
 
@@ -25,6 +25,6 @@ def _argument_types(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":  # compiler workers are spawned: they import this file again
     types = _argument_types(sys.argv[1:])
-    measure.open_device = lambda index: FakeGpu(types)  # type: ignore[assignment]
-    measure.open_nvml = lambda gpu: FakeNvml(gpu)  # type: ignore[assignment,arg-type]
+    measuring.open_device = lambda index: FakeGpu(types)  # type: ignore[assignment]
+    measuring.open_nvml = lambda gpu: FakeNvml(gpu)  # type: ignore[assignment,arg-type]
     sys.exit(main(sys.argv[1:]))

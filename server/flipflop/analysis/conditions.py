@@ -9,13 +9,25 @@ comparisons. `read_condition` turns the predicate a branch reads into such a tre
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from flipflop.analysis.poly import DATA, LANE, THREAD, Poly
-from flipflop.ir import Immediate, Negated, Operand, PredicatePair, Register
+from flipflop.ir import Function, Immediate, Negated, Operand, PredicatePair, Register
 
-if TYPE_CHECKING:
-    from flipflop.analysis.dataflow import FunctionValues
+
+class FunctionValues(Protocol):
+    """What reading a condition needs of a function's register values: the definition a use
+    reads, the value of an operand there, and a register's taint
+    (`flipflop.analysis.dataflow.FunctionValues` provides them)."""
+
+    @property
+    def function(self) -> Function: ...
+
+    def definition_site(self, name: str, block: int, index: int) -> tuple[int, int] | None: ...
+
+    def operand(self, operand: Operand, block: int, index: int, depth: int = 0) -> Poly: ...
+
+    def taint(self, name: str) -> int: ...
 
 COMPARISONS = {
     "eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge",

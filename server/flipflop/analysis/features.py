@@ -13,12 +13,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
 
 from flipflop.analysis import expr as ex
 from flipflop.analysis import opclass as oc
 from flipflop.analysis import sass
-from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.interpret import interpret
 from flipflop.analysis.memory import (
     BANK_ROW_BYTES,
@@ -29,6 +27,7 @@ from flipflop.analysis.memory import (
 )
 from flipflop.analysis.reuse import AccessGroup, Reuse, access_groups, reuse_shares
 from flipflop.analysis.scan import scan_function
+from flipflop.analysis.slice_types import ControlSlice
 from flipflop.analysis.summary import (
     MAX_INTERPRETED_BRANCHES,
     CallSite,
@@ -334,12 +333,6 @@ class KernelFeatures:
                 text += f" (not interpreted for this launch: {'; '.join(reasons)})"
             kept.append(text)
         return tuple(kept)
-
-    def to_json(self, shape: LaunchShape, params: Mapping[str, float]) -> dict[str, Any]:
-        """A JSON-ready description of the features for one launch."""
-        from flipflop.analysis.report import features_json
-
-        return features_json(self, shape, params)
 
 
 def extract_features(

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from flipflop.analysis.control import ControlSlice
 from flipflop.analysis.slice_program import (
     BlockProgram,
     Constant,
@@ -40,6 +39,7 @@ from flipflop.analysis.slice_program import (
     Source,
     compile_slice,
 )
+from flipflop.analysis.slice_types import ControlSlice
 from flipflop.launch import LaunchShape
 
 MAX_LANES = 4096

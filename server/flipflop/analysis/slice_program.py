@@ -12,8 +12,9 @@ their type first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import NamedTuple
 
+from flipflop.analysis.slice_types import ControlSlice, InputKind, SliceEnd, TerminatorKind
 from flipflop.ir import (
     Address,
     Immediate,
@@ -25,9 +26,6 @@ from flipflop.ir import (
     SpecialRegister,
     Symbol,
 )
-
-if TYPE_CHECKING:
-    from flipflop.analysis.control import ControlSlice, SliceEnd
 
 LAUNCH_REGISTERS = frozenset((
     "tid.x", "tid.y", "tid.z", "ntid.x", "ntid.y", "ntid.z",
@@ -80,7 +78,6 @@ class Op(NamedTuple):
     guard_negated: bool = False
 
 
-TerminatorKind = Literal["exit", "jump", "branch", "opaque"]
 
 
 class Terminator(NamedTuple):
@@ -106,7 +103,6 @@ class BlockProgram(NamedTuple):
     written: tuple[int, ...] = ()
 
 
-InputKind = Literal["special", "param", "pointer", "symbol"]
 
 
 class SlotInput(NamedTuple):

@@ -19,7 +19,7 @@ from flipflop.analysis import opclass as oc
 from flipflop.analysis.cfg import ControlFlow, Loop, build_control_flow
 from flipflop.analysis.chains import issue_cost, schedule_cycles
 from flipflop.analysis.conditions import negate
-from flipflop.analysis.control import ControlSlice, GuardTarget, LoopTarget, control_slice
+from flipflop.analysis.control import control_slice
 from flipflop.analysis.dataflow import FunctionValues
 from flipflop.analysis.guards import fraction
 from flipflop.analysis.ifconvert import if_converted
@@ -35,6 +35,7 @@ from flipflop.analysis.memory import (
 )
 from flipflop.analysis.poly import DATA, LANE
 from flipflop.analysis.scan import FunctionScan, scan_function
+from flipflop.analysis.slice_types import ControlSlice, GuardTarget, LoopTarget
 from flipflop.analysis.tripcount import DEFAULT_TRIP_COUNT, TripCount, trip_count
 from flipflop.analysis.vectorize import (
     CHUNK_BYTES,

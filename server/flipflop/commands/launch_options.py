@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
+from flipflop.formats.tune_file import read_tune_file
 from flipflop.launch import Dim3
 from flipflop.pipeline import AnalysisOptions
 from flipflop.space.request import SpaceOptions
@@ -161,11 +162,13 @@ def add_space_options(parser: argparse.ArgumentParser) -> None:
 
 
 def space_options(args: argparse.Namespace) -> SpaceOptions:
+    """SpaceOptions from parsed `add_space_options` arguments; raises `FormatError` for a
+    `--tune-file` that cannot be read."""
     if not hasattr(args, "tune"):
         return SpaceOptions()
     return SpaceOptions(
         tune=tuple(args.tune),
-        tune_file=args.tune_file,
+        tunables=read_tune_file(args.tune_file) if args.tune_file is not None else (),
         restrictions=tuple(args.restrict),
         defines=tuple(args.define),
         problem_size=args.problem_size,

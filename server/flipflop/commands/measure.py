@@ -18,14 +18,10 @@ Never changes clocks, power limits or other device settings.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
-from flipflop.calibration.device import CudaDevice, GpuError, GpuUnavailable, NvmlDevice
+from flipflop.calibration.device import GpuError, GpuUnavailable
 from flipflop.calibration.records import MeasurementSet, write_measurement
 from flipflop.calibration.runner import (
     DEFAULT_BLOCKS,
@@ -34,23 +30,24 @@ from flipflop.calibration.runner import (
     measure,
 )
 from flipflop.calibration.spec import (
-    KernelSpec,
     SpecError,
     evaluate,
-    find_spec,
     grid_for,
     launch_names,
-    parse_headers,
-    read_spec_file,
 )
 from flipflop.commands.errors import print_error
 from flipflop.commands.launch_options import add_launch_options, count_argument, names_argument
+from flipflop.commands.measure_space import run_space
+from flipflop.commands.measuring import (
+    EXIT_BAD_INPUT,
+    EXIT_NO_GPU,
+    check_method,
+    load_spec,
+    report_spec_error,
+    with_gpu,
+    write_plan,
+)
 from flipflop.toolchain.errors import ToolchainError
-
-T = TypeVar("T")
-EXIT_BAD_INPUT = 1
-EXIT_USAGE = 2
-EXIT_NO_GPU = 3
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -123,33 +120,9 @@ def uses_space(args: argparse.Namespace) -> bool:
     return bool(args.tune or args.tune_file is not None or args.configs)
 
 
-def load_spec(args: argparse.Namespace) -> KernelSpec:
-    """The kernel's description: the --args file, else the source's header."""
-    if not args.kernel:
-        raise SpecError("--kernel NAME is required")
-    if args.args_file is not None:
-        spec = read_spec_file(str(args.args_file), args.args_file.read_text())
-        if spec.kernel != args.kernel:
-            raise SpecError(f"{args.args_file}: describes kernel {spec.kernel!r}, "
-                            f"not {args.kernel!r}")
-    else:
-        text = args.file.read_text()
-        spec = find_spec(parse_headers(text, str(args.file)), args.kernel, str(args.file))
-    if args.dynamic_smem is not None:
-        spec = dataclasses.replace(spec, dynamic_smem=str(args.dynamic_smem))
-    return spec
-
-
-def _check_method(args: argparse.Namespace) -> None:
-    if args.repeats < 1 or args.window <= 0 or args.cooldown < 0 or args.idle <= 0:
-        raise SpecError("--repeats must be >= 1, --window and --idle > 0, --cooldown >= 0")
-    if args.dry_run and not args.arch:
-        raise SpecError("--dry-run needs --arch sm_XY (there is no GPU to ask)")
-
-
 def build_request(args: argparse.Namespace, argv: list[str]) -> MeasureRequest:
     """The block-sweep request from parsed arguments; SpecError/OSError on bad input."""
-    _check_method(args)
+    check_method(args)
     spec = load_spec(args)
     return MeasureRequest(
         file=args.file,
@@ -174,8 +147,6 @@ def build_request(args: argparse.Namespace, argv: list[str]) -> MeasureRequest:
 def run(args: argparse.Namespace) -> int:
     argv = ["flipflop", *sys.argv[1:]]
     if uses_space(args):
-        from flipflop.commands.measure_space import run_space
-
         return run_space(args, argv)
     try:
         request = build_request(args, argv)
@@ -204,16 +175,6 @@ def run(args: argparse.Namespace) -> int:
     write_measurement(data, out)
     print(f"wrote {out} and {out.with_suffix('.csv')}")
     return 0
-
-
-def report_spec_error(path: Path, exc: Exception, *others: Path | None) -> None:
-    """A message that names its file (and line) as it is, else `FILE:1:1: error: MESSAGE`."""
-    message = str(exc)
-    for where in (path, *others):
-        if where is not None and message.startswith(str(where)):
-            print(f"{message.replace(': ', ': error: ', 1)}", file=sys.stderr)
-            return
-    print_error(path, 1, 1, message)
 
 
 def dry_run_sweep(request: MeasureRequest, arch: str, plan_out: Path | None) -> int:
@@ -250,37 +211,7 @@ def dry_run_sweep(request: MeasureRequest, arch: str, plan_out: Path | None) -> 
     return 0
 
 
-def write_plan(path: Path, plan: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(plan, indent=1) + "\n")
-
-
 def run_measurement(request: MeasureRequest, gpu_index: int) -> MeasurementSet:
     """Open the GPU (CUDA + NVML), run the sweep, release the GPU."""
     return with_gpu(gpu_index, lambda device, nvml: measure(
         request, device, nvml, lambda line: print(line, file=sys.stderr)))
-
-
-def with_gpu(gpu_index: int, work: Callable[[CudaDevice, NvmlDevice], T]) -> T:
-    """Run `work` with the GPU opened (CUDA context and NVML), closing both afterwards."""
-    device = open_device(gpu_index)
-    try:
-        nvml = open_nvml(device)
-        try:
-            return work(device, nvml)
-        finally:
-            nvml.close()
-    finally:
-        device.close()
-
-
-def open_device(gpu_index: int) -> CudaDevice:
-    """The system edge: the local GPU through the CUDA driver."""
-    return CudaDevice(gpu_index)
-
-
-def open_nvml(device: CudaDevice) -> NvmlDevice:
-    """The system edge: the same GPU through NVML."""
-    return NvmlDevice(device.facts.pci_bus_id)
-
-

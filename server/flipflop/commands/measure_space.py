@@ -33,7 +33,7 @@ from flipflop.calibration.space_runner import (
 )
 from flipflop.calibration.space_selection import Selection, read_configuration_file, select
 from flipflop.calibration.spec import SpecError
-from flipflop.commands import measure as command
+from flipflop.commands import measuring as command
 from flipflop.commands.errors import print_error
 from flipflop.formats.errors import FormatError
 from flipflop.formats.kernel_tuner_writer import KernelTunerCacheWriter
@@ -50,7 +50,7 @@ PLAN_SMS = 132
 def space_request(args: argparse.Namespace, argv: list[str]) -> tuple[SpaceRequest, Selection]:
     """The space measurement from the options; SpecError, SpaceError, FormatError or OSError
     with the reason."""
-    command._check_method(args)
+    command.check_method(args)
     if args.grid is not None or args.threads is not None or args.blocks:
         raise SpecError("with tunables the launch is Kernel Tuner's: use --problem-size and "
                         "--grid-div-*, not --grid, --threads or --blocks")

@@ -6,6 +6,7 @@ from typing import Any
 
 from flipflop.advice import Advice, advice_to_json
 from flipflop.advice.assumptions import Influence
+from flipflop.analysis.report import features_json
 from flipflop.constraints import BlockConstraints
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.predict import Prediction
@@ -41,7 +42,7 @@ def kernel_to_json(kernel: KernelReport) -> JsonObject:
             "spill_store_bytes": resources.spill_store_bytes,
             "spill_load_bytes": resources.spill_load_bytes,
         },
-        "features": kernel.features.to_json(shape, dict(launch.params)),
+        "features": features_json(kernel.features, shape, dict(launch.params)),
         "launch": launch_to_json(launch),
         **advice_to_json(advice),
         "current": prediction_brief(advice.current),

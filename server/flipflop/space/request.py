@@ -14,10 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Literal
 
-from flipflop.formats.tune_file import read_tune_file
 from flipflop.source.model import Annotation, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
@@ -41,8 +39,8 @@ class SpaceOptions:
     """What the user said about the search space (command-line options or settings)."""
 
     tune: tuple[str, ...] = ()  # `NAME=V1,V2,…` or `NAME=A..B:STEP`
-    tune_file: Path | None = None  # a Kernel Tuner `tune_params` JSON object
-    tunables: tuple[Tunable, ...] = ()  # already parsed (a measured space, a T1 file)
+    # Already parsed: a `--tune-file`, a measured space, a T1 file.
+    tunables: tuple[Tunable, ...] = ()
     restrictions: tuple[str, ...] = ()
     problem_size: tuple[str, ...] | None = None  # integers or expressions of the tunables
     grid_div: tuple[tuple[str, ...] | None, tuple[str, ...] | None, tuple[str, ...] | None] = (
@@ -68,8 +66,7 @@ class SpaceOptions:
 
     @property
     def given(self) -> bool:
-        return bool(self.tune or self.tunables or self.tune_file is not None
-                    or self.configurations is not None)
+        return bool(self.tune or self.tunables or self.configurations is not None)
 
 
 def space_annotation(
@@ -95,8 +92,6 @@ def build_space(
 
     tunables: list[Tunable] = [*options.tunables]
     tunables.extend(parse_tune_option(spec) for spec in options.tune)
-    if options.tune_file is not None:
-        tunables.extend(read_tune_file(options.tune_file))
     restrictions = list(options.restrictions)
     if not tunables and annotation is not None:
         tunables = [parse_tune_option(spec) for spec in annotation.tune]
