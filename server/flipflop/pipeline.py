@@ -28,6 +28,7 @@ from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
+from flipflop.source.instances import launches_of_instance
 from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
@@ -291,7 +292,8 @@ def _kernel_reports(
             return resources_of(name)
 
         launches = _launch_reports(
-            profile, features, directives, source, source_kernel, options, usage
+            profile, features, directives, source, source_kernel, options, usage,
+            info.display_name,
         )
         resources = usage()
         if launches is None or resources is None:
@@ -316,11 +318,13 @@ def _launch_reports(
     source_kernel: SourceKernel | None,
     options: AnalysisOptions,
     usage: Callable[[], Resources | None],
+    display_name: str = "",
 ) -> tuple[LaunchReport, ...] | None:
-    """One report per launch site; None when ptxas gave the kernel no resource usage."""
+    """One report per launch site of this instance; None when ptxas gave the kernel no
+    resource usage."""
     sites: tuple[LaunchSite | None, ...] = ()
     if source_kernel is not None:
-        sites = source.launches_of(source_kernel.name)
+        sites = launches_of_instance(source.launches_of(source_kernel.name), display_name)
     if not sites or options.grid is not None or options.threads is not None:
         sites = sites[:1] or (None,)
     reports: list[LaunchReport] = []
@@ -348,8 +352,8 @@ def _launch_report(
     inputs = launch_inputs(features, source_kernel, site, options.launch_request(), file_constants)
     problem, current, dynamic_smem = inputs.problem, inputs.current_block, inputs.dynamic_smem_bytes
     params = dict(inputs.params)
-    two_d = features.uses_tid_y or inputs.two_d
-    three_d = features.uses_tid_z or inputs.three_d
+    two_d = (features.uses_tid_y and not inputs.one_d) or inputs.two_d
+    three_d = (features.uses_tid_z and not inputs.one_d) or inputs.three_d
     # Counted once per shape, before the resources are needed (see `analyze`); the search with
     # and without launch bounds then shares the counts.
     counted: dict[LaunchShape, ThreadWork] = {}

@@ -41,6 +41,9 @@ class Folded:
 
     value: int | None
     unresolved: tuple[str, ...] = ()
+    # Something other than a name blocked it (a call, a memory read): the value is computed at
+    # run time, so a variable holding it is itself the name to ask for.
+    opaque: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,6 +163,17 @@ class ConfigArgument:
 
 
 @dataclass(frozen=True)
+class LaunchExpressions:
+    """A launch's arguments as text, every name that folds replaced by its value and every local
+    variable by its initializer: the names left are those the source leaves open (a parameter
+    without callers, a template parameter, a value read at run time)."""
+
+    block: tuple[str, str, str]
+    shared_memory: str
+    arguments: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class LaunchSite:
     """`kernel<<<grid, block[, smem[, stream]]>>>(args)` and what the folding made of it."""
 
@@ -186,6 +200,11 @@ class LaunchSite:
     constants: tuple[tuple[str, int], ...] = ()
     # The template arguments folded to integers, in order (None: not an integer constant).
     template_values: tuple[int | None, ...] = ()
+    # The kernel arguments folded where they are passed (None: not a constant there).
+    argument_values: tuple[int | None, ...] = ()
+    expressions: LaunchExpressions | None = None
+    # The names the launch's grid, block or shared memory wait for, as the source spells them.
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
