@@ -16,7 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from flipflop.advice import Advice, advise
-from flipflop.advice.assumptions import Influence, launch_assumptions
+from flipflop.advice.assumptions import (
+    Influence,
+    block_unknown_because,
+    launch_assumptions,
+    size_unknown_because,
+)
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
@@ -28,6 +33,7 @@ from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
+from flipflop.source.elsewhere import parameter_names
 from flipflop.source.instances import launches_of_instance
 from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
@@ -115,6 +121,20 @@ class LaunchReport:
     assumptions: tuple[Influence, ...] = ()
     # The search space of compile-time tunables, when the configurations are variants.
     space: SpaceReport | None = None
+
+    @property
+    def size_assumed(self) -> bool:
+        """The problem size is the documented default: absolute time, energy and traffic hold
+        for that size only."""
+        return self.problem_origin == "default"
+
+    @property
+    def size_unknown_because(self) -> str:
+        return size_unknown_because(self.site)
+
+    @property
+    def block_unknown_because(self) -> str | None:
+        return block_unknown_because(self.site, self.current_block)
 
 
 @dataclass(frozen=True)
@@ -280,11 +300,15 @@ def _kernel_reports(
 ) -> tuple[list[KernelReport], list[str]]:
     kernels: list[KernelReport] = []
     notes: list[str] = []
+    headers: dict[str, SourceFile | None] = {}
     for info in named:
         if not _selected(info, options.kernel):
             continue
-        features = extract_features(module, info.name)
         source_kernel = source.kernel(kernel_base_name(info.display_name))
+        # Messages name parameters as the source does, a kernel from an included header too.
+        names = tuple(p.name for p in source_kernel.parameters) if source_kernel is not None \
+            else parameter_names(info.file, kernel_base_name(info.display_name), headers)
+        features = extract_features(module, info.name, names)
         function = module.function(info.name)
         directives = function.directives if function else PerformanceDirectives()
 
@@ -322,9 +346,11 @@ def _launch_reports(
 ) -> tuple[LaunchReport, ...] | None:
     """One report per launch site of this instance; None when ptxas gave the kernel no
     resource usage."""
-    sites: tuple[LaunchSite | None, ...] = ()
-    if source_kernel is not None:
-        sites = launches_of_instance(source.launches_of(source_kernel.name), display_name)
+    # The kernel may be defined in a header and launched here.
+    name = source_kernel.name if source_kernel is not None else kernel_base_name(display_name)
+    sites: tuple[LaunchSite | None, ...] = launches_of_instance(
+        source.launches_of(name), display_name
+    )
     if not sites or options.grid is not None or options.threads is not None:
         sites = sites[:1] or (None,)
     reports: list[LaunchReport] = []

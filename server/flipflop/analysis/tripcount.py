@@ -23,7 +23,7 @@ from flipflop.analysis import expr as ex
 from flipflop.analysis.cfg import ControlFlow, Loop
 from flipflop.analysis.conditions import SWAP, Compare, negate
 from flipflop.analysis.dataflow import FunctionValues, InductionVariable
-from flipflop.analysis.poly import Poly
+from flipflop.analysis.poly import DATA, Poly
 from flipflop.analysis.threads import (
     index_extent,
     mean_position,
@@ -123,8 +123,10 @@ def _from_exit(
         return "the loop's bound differs between threads"
     bound = right.to_expr()
     base = start_base.to_expr()
-    if bound is None or base is None:
-        return "the loop's bound or start is not a constant, launch shape or parameter"
+    if bound is None:
+        return f"the loop's bound {_opaque_reason(right)}"
+    if base is None:
+        return f"the loop's start {_opaque_reason(start_base)}"
     magnitude = step.scale(direction)
     stride = magnitude.to_expr()
     assert stride is not None
@@ -268,6 +270,16 @@ def _doubling_passes(first: ex.Expr, op: str, bound: ex.Expr, shift: ex.Expr) ->
         return None
     below = ex.sub(ex.ceil_div(bound, first), ex.ONE)
     return ex.ceil_div(ex.bit_length(below), shift)
+
+
+def _opaque_reason(value: Poly) -> str:
+    """Why a bound or start is not an expression in constants, the launch shape and
+    parameters, in words a reader can check against the source."""
+    if value.taint() & DATA:
+        return "depends on data read from memory"
+    if any(atom.startswith("iter:") for monomial in value.terms for atom in monomial):
+        return "changes with an outer loop's counter"
+    return "is computed in the kernel in a form the analysis does not count"
 
 
 def _sign(step: Poly) -> int:

@@ -47,6 +47,9 @@ _SMEM_KEYS = {"smem", "dynamic_smem", "dynamic_smem_bytes", "shared"}
 _GRID_DIV_KEYS = {"grid_div_x": 0, "grid_div_y": 1, "grid_div_z": 2}
 _SPACE_KEYS = {"problem", "problem_size", "block_size_names", "restrict", "restriction",
                *_GRID_DIV_KEYS}
+# Keys that mean something of their own: a variable of one of these names cannot be given by
+# name (give the launch's `grid=`, `block=` or `smem=` instead).
+RESERVED_KEYS = frozenset({*_DIM_KEYS, *_SMEM_KEYS, *_SPACE_KEYS, "tune"})
 
 
 def parse_integer(text: str) -> int | None:

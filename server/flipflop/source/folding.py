@@ -522,6 +522,8 @@ class Folder:
         """A host function's parameter that every call in the file passes the same constant."""
         unknown = Folded(None, (binding.name,))
         function = binding.function
+        if function is not None and function_name(function) == "main":
+            return Folded(None, (binding.name,), opaque=True)  # the command line: run time
         if (function is None or function.type != "function_definition" or _is_kernel(function)
                 or binding.name_node is None or depth > _MAX_DEPTH
                 or not self.is_stable(binding)):

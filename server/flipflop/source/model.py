@@ -152,6 +152,10 @@ class GridAxis:
     threads_expression: str = ""
     rounding: Literal["ceil", "floor"] = "ceil"
     unresolved: tuple[str, ...] = ()
+    # A fixed axis written with names the block's extents use too, through constants
+    # (`(rows + per_block - 1) / per_block` with `per_block = THREADS / 32`, block `THREADS`):
+    # it follows the block when the source changes it.
+    tied_to_block: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Literal
 from flipflop.analysis import KernelFeatures
 from flipflop.ir import PerformanceDirectives
 from flipflop.launch import Dim3, ProblemSize
-from flipflop.source.coverage import fold_text, problem_size
+from flipflop.source.coverage import fold_text, fold_text_axis, problem_size
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite
 
@@ -24,6 +24,10 @@ from flipflop.source.model import LaunchSite
 # profiled GPU, so the recommendation is not an artefact of a tiny grid.
 DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
 DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+# Blocks assumed for a grid the source fixes whatever the block (`dim3 grid(B, NH)`,
+# `<<<rows, 256>>>`) but whose extents it leaves open: the 2^20 threads above in blocks of 256,
+# shared evenly by the unknown axes (4096; 64 × 64; 16 × 16 × 16).
+DEFAULT_GRID_BLOCKS = 4096
 
 ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
 
@@ -66,17 +70,18 @@ def launch_inputs(
     site: LaunchSite | None,
     request: LaunchRequest,
     file_constants: Mapping[str, int],
-    default: Dim3 | None = None,
+    default: ProblemSize | None = None,
 ) -> LaunchInputs:
     """The inputs of the launch at `site` (None: the problem the user gave, or the default).
 
-    `default` replaces `DEFAULT_THREADS_*` as the threads assumed when nothing says, so a caller
-    can ask how the inputs would look had the guess been another.
+    `default` replaces the documented default (`DEFAULT_THREADS_*`, `DEFAULT_GRID_BLOCKS`) as
+    the problem assumed when nothing says, so a caller can ask how the inputs would look had the
+    guess been another.
     """
     params = parameter_values(features, source_kernel, site, request, file_constants)
     problem, origin = _problem(features, source_kernel, site, request, params, file_constants)
     if origin == "default" and default is not None:
-        problem = ProblemSize(threads=default)
+        problem = default
     one_d = written_1d(site) and problem.grid is None and (
         problem.threads is None or problem.threads[1:] == (1, 1)
     )
@@ -168,7 +173,19 @@ def _problem(
                 site.annotation.threads is not None or site.annotation.grid is not None
             )
             return from_site, "annotation" if has_note else "launch site"
+        if all(axis.kind == "fixed" and not axis.tied_to_block for axis in site.grid_axes):
+            return ProblemSize(grid=default_grid(site, known)), "default"
     return ProblemSize(threads=default_threads(features, site)), "default"
+
+
+def default_grid(site: LaunchSite, known: Mapping[str, int]) -> Dim3:
+    """A fixed grid with the extents the source gives and `DEFAULT_GRID_BLOCKS` shared by the
+    ones it leaves open."""
+    extents = [fold_text_axis(axis, known) for axis in site.grid_axes]
+    open_axes = sum(1 for extent in extents if extent is None)
+    share = max(1, round(DEFAULT_GRID_BLOCKS ** (1.0 / max(1, open_axes))))
+    x, y, z = (share if extent is None else max(1, extent) for extent in extents)
+    return (x, y, z)
 
 
 def default_threads(features: KernelFeatures, site: LaunchSite | None = None) -> Dim3:
