@@ -34,6 +34,7 @@ from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
 from flipflop.source.elsewhere import parameter_names
+from flipflop.source.focus import focus_order
 from flipflop.source.instances import launches_of_instance
 from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
@@ -51,6 +52,7 @@ from flipflop.toolchain import (
     CompileOptions,
     CompileResult,
     KernelInfo,
+    ToolCancelled,
     Toolchain,
     ToolDiagnostic,
     assemble,
@@ -181,6 +183,9 @@ def analyze(
     cancel: threading.Event | None = None,
     assembler: Assembler = assemble,
     progress: Progress | None = None,
+    kernel_progress: Progress | None = None,
+    focus_line: int | None = None,
+    early: Callable[[AnalysisResult], None] | None = None,
 ) -> AnalysisResult:
     """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
 
@@ -188,6 +193,9 @@ def analyze(
     that reuses results for PTX that differs only in line information.
     With compile-time tunables (options or a `// flipflop: tune` annotation) the configurations
     are variants of the source (`flipflop.tuning`); `progress` hears how many are compiled.
+    `kernel_progress` hears how many kernels are analysed. The kernels nearest `focus_line`
+    (0-based) go first, and `early` gets the result of those alone when others follow; the
+    result lists the kernels in PTX order whatever the order of work.
     Raises `UnknownGpuError` for a bad GPU id, `ToolchainError` when nvcc is missing, hangs or
     is cancelled, and `SpaceError` for a search space that cannot be built; errors in the
     user's code come back in `AnalysisResult.diagnostics`.
@@ -216,21 +224,26 @@ def analyze(
         def resources_of(name: str) -> Resources | None:
             return assembling.result().resources.get(name)
 
+        def partial(done: list[KernelReport]) -> None:
+            if early is not None:
+                early(AnalysisResult(path, profile, tools, compiled.arch,
+                                     _built(compiled, assembling.result(), named), source, None,
+                                     tuple(done)))
+
+        work = _Work(kernel_progress, focus_line, partial, cancel)
         try:
             module = parse_ptx(compiled.ptx, str(path))
-            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of)
+            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of,
+                                             work)
+        except ToolCancelled:
+            raise
         except Exception:
             if assembling.result().ok:
                 raise
             # PTX that ptxas rejects may defeat the analysis too; ptxas's errors say why.
             module, kernels, notes = None, [], []
         assembled = assembling.result()
-    usage = assembled.resources
-    built = BuildResult(
-        compile=compiled,
-        assembly=assembled,
-        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
-    )
+    built = _built(compiled, assembled, named)
     if options.kernel is not None and not kernels:
         known = ", ".join(k.display_name for k in built.kernels) or "none"
         notes.append(f"no kernel matches '{options.kernel}'; kernels in this file: {known}")
@@ -238,6 +251,27 @@ def analyze(
         path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
         tuple(notes),
     )
+
+
+def _built(
+    compiled: CompileResult, assembled: AssemblyResult, named: tuple[KernelInfo, ...]
+) -> BuildResult:
+    usage = assembled.resources
+    return BuildResult(
+        compile=compiled,
+        assembly=assembled,
+        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
+    )
+
+
+@dataclass(frozen=True)
+class _Work:
+    """How the kernels of one file are worked through: progress, order, early results."""
+
+    progress: Progress | None = None
+    focus_line: int | None = None
+    early: Callable[[list[KernelReport]], None] | None = None
+    cancel: threading.Event | None = None
 
 
 def _analyze_space(
@@ -297,35 +331,61 @@ def _kernel_reports(
     source: SourceFile,
     options: AnalysisOptions,
     resources_of: Callable[[str], Resources | None],
+    work: _Work = _Work(),
 ) -> tuple[list[KernelReport], list[str]]:
-    kernels: list[KernelReport] = []
     notes: list[str] = []
     headers: dict[str, SourceFile | None] = {}
-    for info in named:
-        if not _selected(info, options.kernel):
-            continue
-        source_kernel = source.kernel(kernel_base_name(info.display_name))
-        # Messages name parameters as the source does, a kernel from an included header too.
-        names = tuple(p.name for p in source_kernel.parameters) if source_kernel is not None \
-            else parameter_names(info.file, kernel_base_name(info.display_name), headers)
-        features = extract_features(module, info.name, names)
-        function = module.function(info.name)
-        directives = function.directives if function else PerformanceDirectives()
-
-        def usage(name: str = info.name) -> Resources | None:
-            return resources_of(name)
-
-        launches = _launch_reports(
-            profile, features, directives, source, source_kernel, options, usage,
-            info.display_name,
-        )
-        resources = usage()
-        if launches is None or resources is None:
-            notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
-            continue
-        with_usage = replace(info, resources=resources)
-        kernels.append(KernelReport(with_usage, resources, features, source_kernel, launches))
+    selected = [info for info in named if _selected(info, options.kernel)]
+    order, first_batch = focus_order(
+        source, [kernel_base_name(info.display_name) for info in selected], work.focus_line
+    )
+    reports: dict[str, KernelReport] = {}
+    for done, position in enumerate(order, 1):
+        if work.cancel is not None and work.cancel.is_set():
+            raise ToolCancelled("the analysis was cancelled")
+        info = selected[position]
+        report = _kernel_report(profile, module, info, source, options, resources_of, headers)
+        if isinstance(report, str):
+            notes.append(report)
+        else:
+            reports[info.name] = report
+        if work.progress is not None:
+            work.progress(done, len(order))
+        if work.early is not None and done == first_batch < len(order):
+            work.early([reports[i.name] for i in selected if i.name in reports])
+    kernels = [reports[info.name] for info in selected if info.name in reports]
     return kernels, notes
+
+
+def _kernel_report(
+    profile: GpuProfile,
+    module: Module,
+    info: KernelInfo,
+    source: SourceFile,
+    options: AnalysisOptions,
+    resources_of: Callable[[str], Resources | None],
+    headers: dict[str, SourceFile | None],
+) -> KernelReport | str:
+    """One kernel's report, or the note that says why it has none."""
+    source_kernel = source.kernel(kernel_base_name(info.display_name))
+    # Messages name parameters as the source does, a kernel from an included header too.
+    names = tuple(p.name for p in source_kernel.parameters) if source_kernel is not None \
+        else parameter_names(info.file, kernel_base_name(info.display_name), headers)
+    features = extract_features(module, info.name, names)
+    function = module.function(info.name)
+    directives = function.directives if function else PerformanceDirectives()
+
+    def usage(name: str = info.name) -> Resources | None:
+        return resources_of(name)
+
+    launches = _launch_reports(
+        profile, features, directives, source, source_kernel, options, usage, info.display_name
+    )
+    resources = usage()
+    if launches is None or resources is None:
+        return f"{info.display_name}: ptxas gave no resource usage; not analysed"
+    with_usage = replace(info, resources=resources)
+    return KernelReport(with_usage, resources, features, source_kernel, launches)
 
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
