@@ -428,8 +428,14 @@ def _trip_count_guess(features: KernelFeatures) -> Guess | None:
 def _smem_guess(site: LaunchSite) -> Guess | None:
     if site.shared_memory is None or site.shared_memory_folded.value is not None:
         return None
-    unresolved = site.shared_memory_folded.unresolved
-    because = f" (it depends on {', '.join(unresolved)})" if unresolved else ""
+    written = site.shared_memory.text.strip()
+    unresolved = [name for name in site.shared_memory_folded.unresolved if name != written]
+    if unresolved:
+        because = f" (it depends on {', '.join(unresolved)})"
+    elif written.isidentifier():
+        because = " (its value is set at run time, or differently on the paths to the launch)"
+    else:
+        because = ""
     return Guess(
         kind="dynamic shared memory",
         name="dynamic shared memory",

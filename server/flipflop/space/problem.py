@@ -169,8 +169,10 @@ def _problem(
                  **host_values(site, request)}
         from_site = problem_size(site, known)
         if from_site is not None:
-            has_note = site.annotation is not None and (
-                site.annotation.threads is not None or site.annotation.grid is not None
+            note = site.annotation
+            has_note = note is not None and (
+                note.threads is not None or note.grid is not None
+                or any(name in site.needs for name, _ in note.params)
             )
             return from_site, "annotation" if has_note else "launch site"
         if all(axis.kind == "fixed" and not axis.tied_to_block for axis in site.grid_axes):

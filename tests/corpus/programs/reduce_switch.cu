@@ -339,6 +339,8 @@ void launch_reduction(int which, int size, int threads, int blocks, T *d_in, T *
         }
         break;
     default:
+        // One partial sum per warp, plus one so that a block of a single warp has two.
+        smemSize = ((threads / 32) + 1) * sizeof(T);
         if (pow2) {
             switch (threads) {
             case 1024: reduce_warp_first<T, 1024, true><<<grid, block, smemSize>>>(d_in, d_out, size); break;

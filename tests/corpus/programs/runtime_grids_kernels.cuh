@@ -2,30 +2,27 @@
 #pragma once
 #include <cuda_runtime.h>
 
-// One warp per row: mean and reciprocal standard deviation of each of `rows` rows of C values.
-template <int WARPS>
-__global__ void row_statistics(const float *inp, float *mean, float *rstd, int rows, int C)
+// One block per row: the mean of each of the rows of C values, the block striding over the row
+// and reducing its partial sums in shared memory.
+template <int THREADS>
+__global__ void row_means(const float *inp, float *mean, int C)
 {
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    const int row = blockIdx.x * WARPS + warp;
-    if (row >= rows) {
-        return;
-    }
-    const float *x = inp + (size_t)row * C;
+    __shared__ float partial[THREADS];
+    const float *x = inp + (size_t)blockIdx.x * C;
     float sum = 0.0f;
-    float squares = 0.0f;
-    for (int i = lane; i < C; i += 32) {
+#pragma unroll 1
+    for (int i = threadIdx.x; i < C; i += THREADS) {
         sum += x[i];
-        squares += x[i] * x[i];
     }
-    for (int gap = 16; gap > 0; gap /= 2) {
-        sum += __shfl_down_sync(0xffffffffu, sum, gap);
-        squares += __shfl_down_sync(0xffffffffu, squares, gap);
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int gap = THREADS / 2; gap > 0; gap /= 2) {
+        if (threadIdx.x < gap) {
+            partial[threadIdx.x] += partial[threadIdx.x + gap];
+        }
+        __syncthreads();
     }
-    if (lane == 0) {
-        const float m = sum / C;
-        mean[row] = m;
-        rstd[row] = rsqrtf(squares / C - m * m + 1e-5f);
+    if (threadIdx.x == 0) {
+        mean[blockIdx.x] = partial[0] / C;
     }
 }
