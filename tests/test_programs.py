@@ -136,7 +136,8 @@ def test_the_annotation_the_report_asks_for_pins_the_launch(tmp_path: Path) -> N
     source = (PROGRAMS / "runtime_grids.cu").read_text()
     pinned = tmp_path / "runtime_grids.cu"
     pinned.write_text(
-        source.replace("    head_softmax<<<", "    // flipflop: B=8 NH=12 T=1024\n    head_softmax<<<")
+        source.replace("    head_softmax<<<",
+                       "    // flipflop: B=8 NH=12 T=1024\n    head_softmax<<<")
         .replace("    add_bias<<<grid_size",
                  "    // flipflop: N=4096 C=768 block_size=128\n    add_bias<<<grid_size")
     )  # fmt: skip

@@ -17,7 +17,8 @@ Keys:
 - `block=X[,Y[,Z]]`: the block the launch uses, when the source does not show it.
 - `smem=BYTES` (also `dynamic_smem`): dynamic shared memory per block.
 - any other `name=INTEGER`: the value of a kernel parameter or a loop trip count
-  (`n=1048576`, `n_steps=128`).
+  (`n=1048576`, `n_steps=128`), or of a host variable the launch's grid, block or shared
+  memory needs (`B=8 NH=12` above `<<<dim3(B, NH), 256>>>`).
 Integers may use `_` or `'` separators, hex (`0x100`), `K`/`M`/`G` suffixes (powers of 1024) or
 a power `2^20`.
 
