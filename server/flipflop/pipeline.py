@@ -480,6 +480,7 @@ def _launch_report(
             shortlist_share=options.shortlist_share,
             dynamic_smem_bytes=dynamic_smem,
             block_limit=limit,
+            size_assumed=inputs.origin == "default",
         )
 
     advice = search(bound)

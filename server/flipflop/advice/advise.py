@@ -123,8 +123,10 @@ def advise(
     dynamic_smem_bytes: int = 0,
     block_limit: int | None = None,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    size_assumed: bool = False,
 ) -> Advice:
-    """Predict every candidate (block shape × power limit) and recommend one."""
+    """Predict every candidate (block shape × power limit) and recommend one. `size_assumed`:
+    the problem size is a default, so drivers give per-thread figures only."""
     if slack < 0.0:
         raise ValueError(f"slack must be a non-negative fraction, got {slack}")
     if block_limit is not None and block_limit < 1:
@@ -187,7 +189,8 @@ def advise(
         chosen.block,
     )
     subject = launchable[subject_block]
-    drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block])
+    drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block],
+                             size_assumed)
     return Advice(
         predictions=predictions,
         front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
