@@ -230,7 +230,7 @@ def analyze(
                                      _built(compiled, assembling.result(), named), source, None,
                                      tuple(done)))
 
-        work = _Work(kernel_progress, focus_line, partial, cancel)
+        work = _Work(kernel_progress, focus_line, partial if early is not None else None, cancel)
         try:
             module = parse_ptx(compiled.ptx, str(path))
             kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of,

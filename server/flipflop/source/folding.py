@@ -260,7 +260,8 @@ class Folder:
         self._resolving: set[tuple[int, int]] = set()
         # Names that stand for something computed at run time (a call), not a variable.
         self.opaque_names: set[str] = set()
-        # What holds where this folder folds (`under`): binding (its name node's id) → value.
+        # What holds where this folder folds (`under`): a binding, by where its name is declared
+        # in the file (a leaf's id is not unique: equal leaves may share one), → its value.
         self.facts: dict[int, int] = {}
         self._base = self
         if written is not None:
@@ -286,7 +287,7 @@ class Folder:
                 continue
             folded = self._base.scalar(value)
             if folded.value is not None:
-                facts.setdefault(binding.name_node.id, folded.value)
+                facts.setdefault(binding.name_node.start_byte, folded.value)
         return facts
 
     def fold_text(self, text: str) -> Folded:
@@ -477,7 +478,7 @@ class Folder:
     def fold_binding(self, binding: Binding, depth: int, use: Node | None = None) -> Folded:
         """The binding's value (at `use`, when a reassigned variable's value depends on where)."""
         if self.facts and binding.name_node is not None:
-            fact = self.facts.get(binding.name_node.id)
+            fact = self.facts.get(binding.name_node.start_byte)
             if fact is not None:
                 return Folded(fact)
         if binding.kind == "parameter":
@@ -528,7 +529,7 @@ class Folder:
                 or binding.name_node is None or depth > _MAX_DEPTH
                 or not self.is_stable(binding)):
             return unknown
-        key = (function.id, binding.name_node.id)
+        key = (function.id, binding.name_node.start_byte)
         cached = self._parameter_values.get(key)
         if cached is not None:
             return cached

@@ -82,9 +82,6 @@ def launch_inputs(
     problem, origin = _problem(features, source_kernel, site, request, params, file_constants)
     if origin == "default" and default is not None:
         problem = default
-    one_d = written_1d(site) and problem.grid is None and (
-        problem.threads is None or problem.threads[1:] == (1, 1)
-    )
     if origin == "default" and site is not None and problem.threads is not None:
         # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
         # size for it, and give the kernel argument that passes it the same value.
@@ -98,10 +95,19 @@ def launch_inputs(
         current_block=current_block(source_kernel, site, given),
         dynamic_smem_bytes=_dynamic_smem(source_kernel, site, request, given),
         params=tuple(params.items()),
-        one_d=one_d and (problem.axes is None or all(
-            kind == "fixed" and count == 1 for kind, count in problem.axes[1:]
-        )),
+        one_d=_covers_x_only(problem) and written_1d(site),
     )
+
+
+def _covers_x_only(problem: ProblemSize) -> bool:
+    """The problem is threads to cover along x alone (a taller block would multiply them)."""
+    if problem.threads is not None:
+        return problem.threads[1:] == (1, 1)
+    if problem.axes is not None:
+        return problem.axes[0][0] == "covers" and all(
+            kind == "fixed" and count == 1 for kind, count in problem.axes[1:]
+        )
+    return False
 
 
 def written_1d(site: LaunchSite | None) -> bool:
