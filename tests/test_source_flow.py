@@ -239,3 +239,18 @@ def test_loops_bounded_by_the_block_size_have_trip_counts(
     assert not loop.assumed, loop.description
     for block, expected in trips.items():
         assert loop.expression.evaluate({"ntid.x": float(block)}) == expected, block
+
+
+def test_instance_arguments_compare_as_the_demangler_spells_them() -> None:
+    text = (
+        "enum class Mode { fast, exact };\n"
+        "template <typename T, Mode M> __global__ void k(T* x) {}\n"
+        "void f(unsigned* u, float* x) {\n"
+        "  k<unsigned, Mode::exact><<<1, 32>>>(u);\n"
+        "  k<float, Mode::fast><<<1, 64>>>(x);\n"
+        "}\n"
+    )
+    exact, fast = parse_source(text).launches
+    assert launches_of_instance((exact, fast), "void k<unsigned int, (Mode)1>(unsigned int*)") \
+        == (exact,)
+    assert launches_of_instance((exact, fast), "void k<float, (Mode)0>(float*)") == (fast,)

@@ -24,7 +24,19 @@ _PRIMITIVES = frozenset({
     "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
     "size_t",
 })
-_INTEGER = re.compile(r"^\(?(?:[a-z ]+\))?\s*(-?\d+)[uUlL]*$")
+# What the demangler spells for the common aliases of the built-in types.
+_ALIASES = {
+    "unsigned": "unsigned int", "signed": "int", "short int": "short",
+    "long int": "long", "long long int": "long long", "unsigned long int": "unsigned long",
+    "unsigned long long int": "unsigned long long", "size_t": "unsigned long",
+    "std::size_t": "unsigned long", "int8_t": "signed char", "uint8_t": "unsigned char",
+    "int16_t": "short", "uint16_t": "unsigned short", "int32_t": "int",
+    "uint32_t": "unsigned int", "int64_t": "long", "uint64_t": "unsigned long",
+    "half": "__half", "half2": "__half2", "nv_bfloat16": "__nv_bfloat16",
+}
+# `256`, `256u`, `-1`, and casts the demangler writes for other integer types: `(char)65`,
+# `(Mode)1`, `(unsigned char)3`.
+_INTEGER = re.compile(r"^(?:\([\w:\s]+\)\s*)?(-?\d+)[uUlL]*$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 
 TemplateValue = int | str  # an integer argument, or a type as the demangler spells it
@@ -36,7 +48,13 @@ def template_arguments(name: str) -> tuple[str, ...] | None:
     `void k<float, 256u, true>(float*)` and `k<float,256,true>` give `("float", "256u",
     "true")`; None when the name has no template argument list.
     """
-    head = name.split("(", 1)[0] if "(" in name and not name.rstrip().endswith(">") else name
+    depth = 0
+    head = name
+    for position, character in enumerate(name):
+        depth += (character == "<") - (character == ">")
+        if character == "(" and depth == 0:  # the parameter list, not a cast in an argument
+            head = name[:position]
+            break
     head = head.rstrip()
     if not head.endswith(">"):
         return None
@@ -76,7 +94,8 @@ def argument_value(text: str) -> TemplateValue:
     match = _INTEGER.match(spelled)
     if match is not None:
         return int(match.group(1))
-    return spelled.replace(" const", "").replace("const ", "")
+    spelled = spelled.replace(" const", "").replace("const ", "")
+    return _ALIASES.get(spelled, spelled)
 
 
 def instance_bindings(
@@ -99,7 +118,7 @@ def instance_bindings(
         if isinstance(spelled, int):
             if actual != spelled:
                 return None
-        elif spelled in _PRIMITIVES or spelled == actual:
+        elif spelled in _PRIMITIVES or spelled in _ALIASES.values() or spelled == actual:
             if spelled != actual:
                 return None
         elif _NAME.match(spelled) and bound.setdefault(spelled, actual) != actual:
