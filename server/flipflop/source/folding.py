@@ -3,9 +3,12 @@
 Folds integer literals, `dim3(a, b, c)` / `dim3{...}`, `const`/`constexpr` variables (local,
 namespace, `static constexpr` class members), enumerators, object-like `#define`s, arithmetic
 (+ - * / % << >> & | ^, unary, parentheses, casts, `?:`), `min`/`max`, `sizeof` of the common
-scalar types and the ceil-division helpers (`ceil_div`, `cdiv`, `div_up`, `DIV_UP`, `iDivUp`, ...).
-A local variable that is not `const` still folds when nothing in its function assigns it after
-the declaration. Anything else stays symbolic, and the names that blocked are reported.
+scalar types, function-like macros by their definition (`CEIL_DIV(M, 32)`) and the ceil-division
+helpers (`ceil_div`, `cdiv`, `div_up`, `DIV_UP`, `iDivUp`, ...). A local variable that is not
+`const` folds to the assignment that reaches the use (`flipflop.source.flow`), a host function's
+parameter to the constant every call in the file passes, and a folder made `under` the facts of
+a place (the `case 256:` of `switch (threads)` around a launch) uses them. Anything else stays
+symbolic, and the names that blocked are reported.
 """
 
 from __future__ import annotations
