@@ -56,10 +56,11 @@ async def test_hover_and_chart_collapse_ties_and_rank_the_guesses(tmp_path: Path
         table = [line for line in markdown.splitlines() if line.startswith("| ")]
         assert 4 <= len(table) <= 10, markdown  # header and a handful of rows, not 100+
         tie = next(line for line in table if "tied*" in line)
-        more = re.match(r"\| \*\+(\d+) tied\* \| default \| [\d.]+ µs \| \d+ W \| ", tie)
+        more = re.match(r"\| \*\+(\d+) tied\* \| default \| [\d.–]+ µs \| [\d–]+ W \| ", tie)
         assert more, tie
         summary = re.search(r"\*Tied: (\d+) shapes tie within 1% at .*\((.+)\)\.\*", markdown)
-        assert summary and re.fullmatch(r"\d+…\d+ threads in powers of two, any 2-D split",
+        # Launched 1-D with a covered grid: 1-D shapes only, of many sizes.
+        assert summary and re.fullmatch(r"(\d+ sizes from \d+ to \d+|\d+…\d+) threads",
                                         summary[2]), markdown
         # The group's shapes with rows of their own are the rest of it.
         assert int(summary[1]) > int(more[1]) >= 10
@@ -68,8 +69,8 @@ async def test_hover_and_chart_collapse_ties_and_rank_the_guesses(tmp_path: Path
         guesses = markdown.split("**Guessed inputs**", 1)[1].split("\n\n", 2)[1]
         items = guesses.splitlines()
         size = next(item for item in items if item.startswith("- problem size"))
-        assert size.startswith("- problem size (1024×1024 threads, the default")
-        assert "`// flipflop: threads=…,…`" in size
+        assert size.startswith("- problem size (1048576 threads, the default")
+        assert "`// flipflop: rows=…`" in size
         columns = next(item for item in items if item.startswith("- kernel argument"))
         assert columns.startswith("- kernel argument columns")
         assert "`// flipflop: columns=…`" in columns
@@ -114,7 +115,7 @@ async def test_a_launch_whose_pick_rests_on_a_guess_gets_ff012(tmp_path: Path) -
         assert finding.code_description.href == RULES["FF012"].href
         assert finding.range.start.line == 15  # the launch
         assert "rests on a guess: problem size" in finding.message
-        assert "`// flipflop: threads=…`" in finding.message
+        assert "`// flipflop: n=…`" in finding.message
 
 
 async def test_a_missing_library_header_is_one_error_with_its_remedy(

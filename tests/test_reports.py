@@ -49,8 +49,11 @@ def _block(config: dict[str, Any]) -> str:
 
 
 def test_warp_per_row_softmax_shows_one_line_for_the_shapes_that_tie() -> None:
-    table = _analyze(WARP_PER_ROW).splitlines()
-    [kernel] = _json(WARP_PER_ROW)["kernels"]
+    # A 2-D problem, so that 2-D and 3-D blocks are candidates: the launch is written 1-D, and
+    # without a size the kernel (cooperative groups read every thread index) is taken as 1-D.
+    problem = ("--threads", "1024,1024")
+    table = _analyze(WARP_PER_ROW, *problem).splitlines()
+    [kernel] = _json(WARP_PER_ROW, *problem)["kernels"]
     configs = kernel["configs"]
     rows = [line for line in table if _ROW.match(line)]
     ties = [_TIE.match(line) for line in table if _TIE.match(line)]
@@ -87,7 +90,8 @@ def test_warp_per_row_softmax_shows_one_line_for_the_shapes_that_tie() -> None:
                 r.split()[0] == _block(config) for r in rows
             )
     # --all lists every configuration, the members of a group marked with it.
-    everything = [line for line in _analyze(WARP_PER_ROW, "--all").splitlines() if _ROW.match(line)]
+    everything = [line for line in _analyze(WARP_PER_ROW, "--all", *problem).splitlines()
+                  if _ROW.match(line)]
     assert len(everything) == len(configs)
     # (the table counts groups from 1, JSON's `tie_group` from 0)
     assert sum(bool(re.search(r"\btie 1$", line)) for line in everything) == group
@@ -131,8 +135,10 @@ def test_guessed_inputs_are_ranked_under_the_recommendation_with_their_annotatio
     items = [line for line in section[1].splitlines() if line.startswith("    - ")]
     assert len(items) == 2
     size = next(item for item in items if item.startswith("    - problem size"))
-    assert size.startswith("    - problem size (1024×1024 threads, the default")
-    assert "Pin it with `// flipflop: threads=…,…` above the launch." in size
+    # Launched 1-D, the kernel is 1-D whatever cooperative groups read; the grid needs `rows`.
+    assert size.startswith("    - problem size (1048576 threads, the default: the grid needs"
+                           " `rows`, not known in this file)")
+    assert "Pin it with `// flipflop: rows=…` above the launch." in size
     columns = next(item for item in items if item.startswith("    - kernel argument"))
     assert columns.startswith("    - kernel argument columns (its value is unknown: the loops at"
                               " lines 22, 28 and 33 assume 16 trips)")
@@ -181,7 +187,8 @@ def test_a_guess_that_moves_the_pick_is_an_information_finding_on_the_launch() -
                     r"problem size \(1048576 threads, the default", message), message
     assert re.search(r"4× (smaller|larger), block \d+ would be recommended instead \(block \d+"
                      r" would then use \d+% more energy\)", message), message
-    assert message.endswith("Pin it with `// flipflop: threads=…` above the launch.")
+    # The grid covers `n` threads, a parameter of run_saxpy that nothing here calls.
+    assert message.endswith("Pin it with `// flipflop: n=…` above the launch.")
     # The size given on the command line is no guess.
     given = json.loads(_analyze(SAXPY, "--gpu", "a100-sxm4-80gb", "--threads", "1048576",
                                 "--format", "sarif", "--min-saving", "0.001"))

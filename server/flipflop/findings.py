@@ -117,12 +117,16 @@ def _launch_findings(
         return []
     gpu = result.profile.name
     off_front = "" if current.pareto else " is off the energy/time Pareto front and"
+    figures = (
+        f"{rec.time_s / current.time_s - 1.0:+.0%} time, at an assumed problem size"
+        if launch.size_assumed else  # absolute figures would be of the default size only
+        f"{format_energy(current.energy_j)} → {format_energy(rec.energy_j)},"
+        f" {format_time(current.time_s)} → {format_time(rec.time_s)}"
+    )
     message = (
         f"{kernel.info.display_name.split('(')[0]}<<<…, {format_shape(current.block)}>>>"
         f"{off_front} could use {saving:.0%} less energy with block "
-        f"{format_shape(rec.block)} on {gpu} ({format_energy(current.energy_j)} → "
-        f"{format_energy(rec.energy_j)}, {format_time(current.time_s)} → "
-        f"{format_time(rec.time_s)}); {_rule_text(advice)}"
+        f"{format_shape(rec.block)} on {gpu} ({figures}); {_rule_text(advice)}"
     )
     fixes = _launch_fixes(result, launch, advice)
     return [

@@ -16,7 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from flipflop.advice import Advice, NoLaunchableConfig, advise
-from flipflop.advice.assumptions import Influence, launch_assumptions
+from flipflop.advice.assumptions import (
+    Influence,
+    block_unknown_because,
+    launch_assumptions,
+    size_unknown_because,
+)
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
@@ -29,6 +34,9 @@ from flipflop.model import candidate_blocks
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.source import parse_source
+from flipflop.source.elsewhere import parameter_names
+from flipflop.source.focus import focus_order
+from flipflop.source.instances import launches_of_instance
 from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
@@ -45,6 +53,7 @@ from flipflop.toolchain import (
     CompileOptions,
     CompileResult,
     KernelInfo,
+    ToolCancelled,
     Toolchain,
     ToolDiagnostic,
     assemble,
@@ -116,6 +125,20 @@ class LaunchReport:
     # The search space of compile-time tunables, when the configurations are variants.
     space: SpaceReport | None = None
 
+    @property
+    def size_assumed(self) -> bool:
+        """The problem size is the documented default: absolute time, energy and traffic hold
+        for that size only."""
+        return self.problem_origin == "default"
+
+    @property
+    def size_unknown_because(self) -> str:
+        return size_unknown_because(self.site)
+
+    @property
+    def block_unknown_because(self) -> str | None:
+        return block_unknown_because(self.site, self.current_block)
+
 
 @dataclass(frozen=True)
 class KernelReport:
@@ -164,6 +187,9 @@ def analyze(
     cancel: threading.Event | None = None,
     assembler: Assembler = assemble,
     progress: Progress | None = None,
+    kernel_progress: Progress | None = None,
+    focus_line: int | None = None,
+    early: Callable[[AnalysisResult], None] | None = None,
 ) -> AnalysisResult:
     """Analyse the saved file at `path`, or the unsaved buffer `text` that belongs to it.
 
@@ -171,6 +197,9 @@ def analyze(
     that reuses results for PTX that differs only in line information.
     With compile-time tunables (options or a `// flipflop: tune` annotation) the configurations
     are variants of the source (`flipflop.tuning`); `progress` hears how many are compiled.
+    `kernel_progress` hears how many kernels are analysed. The kernels nearest `focus_line`
+    (0-based) go first, and `early` gets the result of those alone when others follow; the
+    result lists the kernels in PTX order whatever the order of work.
     Raises `UnknownGpuError` for a bad GPU id, `ToolchainError` when nvcc is missing, hangs or
     is cancelled, and `SpaceError` for a search space that cannot be built; errors in the
     user's code come back in `AnalysisResult.diagnostics`.
@@ -199,22 +228,26 @@ def analyze(
         def resources_of(name: str) -> Resources | None:
             return assembling.result().resources.get(name)
 
+        def partial(done: list[KernelReport]) -> None:
+            if early is not None:
+                early(AnalysisResult(path, profile, tools, compiled.arch,
+                                     _built(compiled, assembling.result(), named), source, None,
+                                     tuple(done)))
+
+        work = _Work(kernel_progress, focus_line, partial if early is not None else None, cancel)
         try:
             module = parse_ptx(compiled.ptx, str(path))
             kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of,
-                                             path)
+                                             path, work)
+        except ToolCancelled:
+            raise
         except Exception:
             if assembling.result().ok:
                 raise
             # PTX that ptxas rejects may defeat the analysis too; ptxas's errors say why.
             module, kernels, notes = None, [], []
         assembled = assembling.result()
-    usage = assembled.resources
-    built = BuildResult(
-        compile=compiled,
-        assembly=assembled,
-        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
-    )
+    built = _built(compiled, assembled, named)
     if options.kernel is not None and not kernels:
         known = ", ".join(k.display_name for k in built.kernels) or "none"
         notes.append(f"no kernel matches '{options.kernel}'; kernels in this file: {known}")
@@ -243,6 +276,27 @@ def _compile_requested(path: Path, source_text: str, source: SourceFile, tools: 
         return plain
     errors = [d.message for d in compiled.diagnostics if d.severity == "error"]
     raise SpaceError(template.refusal(instance, errors[0] if errors else "nvcc refused them"))
+
+
+def _built(
+    compiled: CompileResult, assembled: AssemblyResult, named: tuple[KernelInfo, ...]
+) -> BuildResult:
+    usage = assembled.resources
+    return BuildResult(
+        compile=compiled,
+        assembly=assembled,
+        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
+    )
+
+
+@dataclass(frozen=True)
+class _Work:
+    """How the kernels of one file are worked through: progress, order, early results."""
+
+    progress: Progress | None = None
+    focus_line: int | None = None
+    early: Callable[[list[KernelReport]], None] | None = None
+    cancel: threading.Event | None = None
 
 
 def _analyze_space(
@@ -303,43 +357,83 @@ def _kernel_reports(
     options: AnalysisOptions,
     resources_of: Callable[[str], Resources | None],
     path: Path,
+    work: _Work = _Work(),
 ) -> tuple[list[KernelReport], list[str]]:
-    kernels: list[KernelReport] = []
     notes: list[str] = []
-    reading: SourceReading | None = None
+    headers: dict[str, SourceFile | None] = {}
+    selected = [info for info in named if _selected(info, options.kernel)]
+    order, first_batch = focus_order(
+        source, [kernel_base_name(info.display_name) for info in selected], work.focus_line
+    )
+    reports: dict[str, KernelReport] = {}
+    reading = read_source(source.text) if selected else None
     defines = defined_values(options.defines)
-    for info in named:
-        if not _selected(info, options.kernel):
-            continue
-        features = extract_features(module, info.name)
-        source_kernel = source.kernel(kernel_base_name(info.display_name))
-        function = module.function(info.name)
-        directives = function.directives if function else PerformanceDirectives()
-        if reading is None:
-            reading = read_source(source.text)
-        constraints = instance_constraints(
-            reading, source_kernel, info.display_name, module, info.name,
-            source_path=str(path), defines=defines,
-        )
-
-        def usage(name: str = info.name) -> Resources | None:
-            return resources_of(name)
-
-        try:
-            launches = _launch_reports(
-                profile, features, directives, source, source_kernel, options, usage, constraints
-            )
-        except NoLaunchableConfig as error:
-            notes.append(f"{info.display_name}: not analysed: {error}")
-            continue
-        resources = usage()
-        if launches is None or resources is None:
-            notes.append(f"{info.display_name}: ptxas gave no resource usage; not analysed")
-            continue
-        with_usage = replace(info, resources=resources)
-        kernels.append(KernelReport(with_usage, resources, features, source_kernel, launches,
-                                    constraints))
+    for done, position in enumerate(order, 1):
+        if work.cancel is not None and work.cancel.is_set():
+            raise ToolCancelled("the analysis was cancelled")
+        info = selected[position]
+        report = _kernel_report(profile, module, info, source, options, resources_of, headers,
+                                KernelSource(reading, defines, path))
+        if isinstance(report, str):
+            notes.append(report)
+        else:
+            reports[info.name] = report
+        if work.progress is not None:
+            work.progress(done, len(order))
+        if work.early is not None and done == first_batch < len(order):
+            work.early([reports[i.name] for i in selected if i.name in reports])
+    kernels = [reports[info.name] for info in selected if info.name in reports]
     return kernels, notes
+
+
+def _kernel_report(
+    profile: GpuProfile,
+    module: Module,
+    info: KernelInfo,
+    source: SourceFile,
+    options: AnalysisOptions,
+    resources_of: Callable[[str], Resources | None],
+    headers: dict[str, SourceFile | None],
+    code: KernelSource,
+) -> KernelReport | str:
+    """One kernel's report, or the note that says why it has none."""
+    source_kernel = source.kernel(kernel_base_name(info.display_name))
+    # Messages name parameters as the source does, a kernel from an included header too.
+    names = tuple(p.name for p in source_kernel.parameters) if source_kernel is not None \
+        else parameter_names(info.file, kernel_base_name(info.display_name), headers)
+    features = extract_features(module, info.name, names)
+    function = module.function(info.name)
+    directives = function.directives if function else PerformanceDirectives()
+
+    def usage(name: str = info.name) -> Resources | None:
+        return resources_of(name)
+
+    constraints = instance_constraints(
+        code.reading, source_kernel, info.display_name, module, info.name,
+        source_path=str(code.path), defines=code.defines,
+    )
+    try:
+        launches = _launch_reports(
+            profile, features, directives, source, source_kernel, options, usage, constraints,
+            info.display_name,
+        )
+    except NoLaunchableConfig as error:
+        return f"{info.display_name}: not analysed: {error}"
+    resources = usage()
+    if launches is None or resources is None:
+        return f"{info.display_name}: ptxas gave no resource usage; not analysed"
+    with_usage = replace(info, resources=resources)
+    return KernelReport(with_usage, resources, features, source_kernel, launches, constraints)
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """What the block-shape constraints of a kernel instance are read from: the file parsed
+    once for the stage, the `-D` values, and the file's path (for the PTX's line table)."""
+
+    reading: SourceReading | None
+    defines: Mapping[str, int]
+    path: Path
 
 
 def defined_values(defines: tuple[str, ...]) -> dict[str, int]:
@@ -367,11 +461,15 @@ def _launch_reports(
     options: AnalysisOptions,
     usage: Callable[[], Resources | None],
     constraints: BlockConstraints,
+    display_name: str = "",
 ) -> tuple[LaunchReport, ...] | None:
-    """One report per launch site; None when ptxas gave the kernel no resource usage."""
-    sites: tuple[LaunchSite | None, ...] = ()
-    if source_kernel is not None:
-        sites = source.launches_of(source_kernel.name)
+    """One report per launch site of this instance; None when ptxas gave the kernel no
+    resource usage."""
+    # The kernel may be defined in a header and launched here.
+    name = source_kernel.name if source_kernel is not None else kernel_base_name(display_name)
+    sites: tuple[LaunchSite | None, ...] = launches_of_instance(
+        source.launches_of(name), display_name
+    )
     if not sites or options.grid is not None or options.threads is not None:
         sites = sites[:1] or (None,)
     reports: list[LaunchReport] = []
@@ -407,8 +505,8 @@ def _launch_report(
     # What the same search would allow if the launch bounds were raised (FF002).
     unbounded_constraints = kernel_constraints.at_launch(current, launch_line)
     params = dict(inputs.params)
-    two_d = features.uses_tid_y or inputs.two_d
-    three_d = features.uses_tid_z or inputs.three_d
+    two_d = (features.uses_tid_y and not inputs.one_d) or inputs.two_d
+    three_d = (features.uses_tid_z and not inputs.one_d) or inputs.three_d
     # Counted once per shape, before the resources are needed (see `analyze`); the search with
     # and without launch bounds then shares the counts.
     counted: dict[LaunchShape, ThreadWork] = {}
@@ -451,6 +549,7 @@ def _launch_report(
             dynamic_smem_bytes=dynamic_smem,
             block_limit=limit,
             constraints=constraints if limit is not None else unbounded_constraints,
+            size_assumed=inputs.origin == "default",
         )
 
     advice = search(bound)

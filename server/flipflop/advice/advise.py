@@ -144,12 +144,14 @@ def advise(
     block_limit: int | None = None,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
     constraints: BlockConstraints | None = None,
+    size_assumed: bool = False,
 ) -> Advice:
     """Predict every candidate (block shape × power limit) and recommend one.
 
     `constraints`: what the kernel's code needs of its block at this launch; shapes that break
     it are excluded with the reason, and when FlipFlop is unsure what the code supports only the
-    launch as written is evaluated.
+    launch as written is evaluated. `size_assumed`: the problem size is a default, so drivers
+    give per-thread figures only.
     """
     if slack < 0.0:
         raise ValueError(f"slack must be a non-negative fraction, got {slack}")
@@ -227,7 +229,8 @@ def advise(
         chosen.block,
     )
     subject = launchable[subject_block]
-    drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block])
+    drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block],
+                             size_assumed)
     recommendation = _recommend(chosen, fastest, within, heuristic, current, slack, lowest)
     note = _constraint_note(constraints, excluded, launchable, current_block)
     if note is not None:

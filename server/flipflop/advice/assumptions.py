@@ -10,7 +10,6 @@ annotation that would replace it by the real value.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -19,9 +18,11 @@ from flipflop.advice.advise import Advice, NoLaunchableConfig, Recommendation
 from flipflop.advice.ties import configuration_key, values_tie
 from flipflop.analysis import KernelFeatures
 from flipflop.analysis import expr as ex
+from flipflop.analysis.spelling import source_spelling
 from flipflop.analysis.work import ThreadWork
 from flipflop.launch import Dim3, LaunchShape, ProblemSize
 from flipflop.model.predict import Prediction
+from flipflop.source.annotations import RESERVED_KEYS
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite
 from flipflop.space.problem import LaunchInputs, LaunchRequest, launch_inputs
@@ -45,7 +46,7 @@ class Variation:
     """One alternative value of a guess, as a change to the analysis inputs."""
 
     label: str  # "4× larger"
-    default_threads: Dim3 | None = None  # problem size: the threads assumed instead
+    default_problem: ProblemSize | None = None  # problem size: the one assumed instead
     loops: tuple[int, ...] = ()  # trip-count factors whose assumed value is scaled
     scale: float = 1.0
     dynamic_smem_bytes: int | None = None
@@ -196,9 +197,9 @@ def launch_assumptions(
 
     def evaluate(variation: Variation) -> Advice | None:
         varied = inputs
-        if variation.default_threads is not None:
+        if variation.default_problem is not None:
             varied = launch_inputs(
-                features, source_kernel, site, request, file_constants, variation.default_threads
+                features, source_kernel, site, request, file_constants, variation.default_problem
             )
         varied_features = variation.features(features)
         varied_params = dict(varied.params)
@@ -250,8 +251,8 @@ def find_guesses(
     parameters a loop misses do not depend on it).
     """
     found: list[Guess] = []
-    if origin == "default" and problem.threads is not None:
-        found.append(_problem_guess(problem.threads, features.uses_tid_y))
+    if origin == "default" and (problem.threads is not None or problem.grid is not None):
+        found.append(_problem_guess(problem, site))
     found.extend(_parameter_guesses(features, source_kernel, params, shape))
     trips = _trip_count_guess(features)
     if trips is not None:
@@ -263,26 +264,98 @@ def find_guesses(
     return tuple(found)
 
 
-def _problem_guess(threads: Dim3, two_d: bool) -> Guess:
-    def scaled(factor: float) -> Dim3:
-        if two_d and threads[1] > 1:
-            per_axis = math.sqrt(factor)
-            return (_at_least_one(threads[0] * per_axis), _at_least_one(threads[1] * per_axis),
-                    threads[2])  # fmt: skip
-        return (_at_least_one(threads[0] * factor), threads[1], threads[2])
+def _problem_guess(problem: ProblemSize, site: LaunchSite | None) -> Guess:
+    fixed = problem.grid is not None
+    shape = problem.grid if problem.grid is not None else problem.threads
+    assert shape is not None
 
-    shown = format_shape(threads).replace("×", ",")
+    def scaled(factor: float) -> ProblemSize:
+        # Spread the factor over the axes the default fills (a 2-D default grows on both).
+        axes = [i for i in range(3) if shape[i] > 1] or [0]
+        per_axis = factor ** (1.0 / len(axes))
+        x, y, z = (_at_least_one(shape[i] * per_axis) if i in axes else shape[i]
+                   for i in range(3))
+        return ProblemSize(grid=(x, y, z)) if fixed else ProblemSize(threads=(x, y, z))
+
+    shown = format_shape(shape)
+    needs = grid_needs(site)
+    if site is not None and any(axis.kind == "unknown" for axis in site.grid_axes):
+        needs = ()  # the names alone do not say how the grid follows the block
+    if any(name.lower() not in RESERVED_KEYS for name in needs):
+        annotation = _pin(needs, "grid")
+    else:
+        key = "grid" if fixed else "threads"
+        annotation = f"// flipflop: {key}={'…,…' if shape[1] > 1 else '…'}"
+    if needs:
+        why = f"the grid needs {_names(needs)}, not known in this file"
+    else:
+        why = "the launch does not say"
+    what = f"grid {shown}" if fixed else f"{shown} threads"
     return Guess(
         kind="problem size",
         name="problem size",
-        assumed=f"{format_shape(threads)} threads, the default: the launch does not say",
-        annotation=f"// flipflop: threads={'…,…' if ',' in shown else '…'}",
+        assumed=f"{what}, the default: {why}",
+        annotation=annotation,
         lines=(),
         variations=(
-            Variation(f"{FACTOR:g}× larger", default_threads=scaled(FACTOR)),
-            Variation(f"{FACTOR:g}× smaller", default_threads=scaled(1.0 / FACTOR)),
+            Variation(f"{FACTOR:g}× larger", default_problem=scaled(FACTOR)),
+            Variation(f"{FACTOR:g}× smaller", default_problem=scaled(1.0 / FACTOR)),
         ),
     )
+
+
+def size_unknown_because(site: LaunchSite | None) -> str:
+    """Why a launch's problem size is the default, naming what it needs and how to give it."""
+    needs = grid_needs(site)
+    if site is None:
+        return "no launch in this file says how big the problem is"
+    if any(axis.kind == "unknown" for axis in site.grid_axes):
+        return ("the grid is computed from the block in a way the analysis does not follow;"
+                " give the threads to cover with `// flipflop: threads=…` above the launch")
+    if not needs:
+        return "the launch does not say how big the problem is"
+    return (f"the grid needs {_names(needs)}, not known in this file; give "
+            f"{'it' if len(needs) == 1 else 'them'} with `{_pin(needs, 'grid')}` above the "
+            f"launch")
+
+
+def block_unknown_because(site: LaunchSite | None, block: Dim3 | None) -> str | None:
+    """Why the block the launch is written with is not known, and how to give it; None when
+    it is known or there is no launch."""
+    if site is None or block is not None:
+        return None
+    needs = tuple(dict.fromkeys(n for n in site.block_folded.unresolved if n in site.needs))
+    if not needs:
+        return (f"`{site.block.text}` does not fold to a constant; give it with "
+                "`// flipflop: block=…` above the launch")
+    subject = (f"`{site.block.text}` is" if needs == (site.block.text.strip(),)
+               else f"`{site.block.text}` needs {_names(needs)},")
+    return (f"{subject} not known in this file; give {'it' if len(needs) == 1 else 'them'} "
+            f"with `{_pin(needs, 'block')}` above the launch")
+
+
+def _pin(needs: Sequence[str], key: str) -> str:
+    named = [name for name in needs if name.lower() not in RESERVED_KEYS]
+    if not named:
+        return f"// flipflop: {key}=…"
+    return "// flipflop: " + " ".join(f"{name}=…" for name in named)
+
+
+def grid_needs(site: LaunchSite | None) -> tuple[str, ...]:
+    """The names a launch's grid waits for, as the source spells them."""
+    if site is None:
+        return ()
+    found = dict.fromkeys(
+        name for axis in site.grid_axes for name in axis.unresolved if name in site.needs
+    )
+    return tuple(found)
+
+
+def _names(names: Sequence[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    if len(quoted) == 1:
+        return quoted[0]
+    return ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
 
 
 def _at_least_one(value: float) -> int:
@@ -334,13 +407,15 @@ def _trip_count_guess(features: KernelFeatures) -> Guess | None:
         return None
     lines = tuple(sorted({line for i in loops for line in features.factors[i].lines}))
     trips = sorted({features.factors[i].default for i in loops})
+    reasons = "; ".join(dict.fromkeys(
+        source_spelling(features.factors[i].description, features) for i in loops
+    ))
     plural = len(loops) > 1
     return Guess(
         kind="trip count",
         name=f"trip count{'s' if plural else ''} of the loop{'s' if plural else ''}"
         f"{_at_lines(lines)}",
-        assumed=f"the bound is not readable statically (read from memory, data-dependent);"
-        f" {_trips(trips)} assumed",
+        assumed=f"not readable statically: {reasons}; {_trips(trips)} assumed",
         annotation=None,
         lines=lines,
         variations=(
@@ -353,8 +428,14 @@ def _trip_count_guess(features: KernelFeatures) -> Guess | None:
 def _smem_guess(site: LaunchSite) -> Guess | None:
     if site.shared_memory is None or site.shared_memory_folded.value is not None:
         return None
-    unresolved = site.shared_memory_folded.unresolved
-    because = f" (it depends on {', '.join(unresolved)})" if unresolved else ""
+    written = site.shared_memory.text.strip()
+    unresolved = [name for name in site.shared_memory_folded.unresolved if name != written]
+    if unresolved:
+        because = f" (it depends on {', '.join(unresolved)})"
+    elif written.isidentifier():
+        because = " (its value is set at run time, or differently on the paths to the launch)"
+    else:
+        because = ""
     return Guess(
         kind="dynamic shared memory",
         name="dynamic shared memory",

@@ -62,15 +62,20 @@ class Driver:
 
 
 def energy_drivers(
-    profile: GpuProfile, resources: Resources, work: ThreadWork, prediction: Prediction
+    profile: GpuProfile,
+    resources: Resources,
+    work: ThreadWork,
+    prediction: Prediction,
+    size_assumed: bool = False,
 ) -> tuple[Driver, ...]:
     """The drivers that account for at least 1% of the energy, largest share first.
 
     Accesses of one source line merge into one driver, and beyond `MAX_DRIVERS` the smallest
-    are summed into one of kind "other", so every view reads the same short list.
+    are summed into one of kind "other", so every view reads the same short list. With
+    `size_assumed` (the problem size is a default) the figures are per thread and relative only.
     """
     found = [
-        *_memory_traffic(work, prediction),
+        *_memory_traffic(work, prediction, size_assumed),
         *_coalescing(work, prediction),
         *_bank_conflicts(work, prediction),
         *_occupancy_limiter(resources, prediction),
@@ -156,18 +161,22 @@ def _at_lines(lines: tuple[int, ...]) -> str:
     return " at lines " + ", ".join(str(line) for line in lines)
 
 
-def _memory_traffic(work: ThreadWork, prediction: Prediction) -> list[Driver]:
+def _memory_traffic(
+    work: ThreadWork, prediction: Prediction, size_assumed: bool = False
+) -> list[Driver]:
     total_bytes = prediction.breakdown.dram_bytes
     if total_bytes <= 0.0:
         return []
     share = _memory_share(prediction)
+    per_thread = f"{total_bytes / prediction.launch.shape.threads:.0f} B/thread"
+    # A launch's total at an assumed size would read as a measurement: per thread only then.
+    amount = per_thread if size_assumed else f"{_bytes(total_bytes)} ({per_thread})"
     return [
         Driver(
             kind="memory_traffic",
             share=share,
             message=(
-                f"global memory traffic: {_bytes(total_bytes)} "
-                f"({total_bytes / prediction.launch.shape.threads:.0f} B/thread), "
+                f"global memory traffic: {amount}, "
                 f"{share:.0%} of energy{_cache_reuse(work, prediction)}"
                 f"{_assumed_counts(_global_sites(work))}"
             ),

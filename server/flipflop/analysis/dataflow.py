@@ -81,7 +81,7 @@ class InductionVariable:
     increment: tuple[int, int]  # (block, instruction) of `r = r + step`
     step: Operand
     step_sign: int  # +1 for add, -1 for sub
-    geometric: bool  # `r = r >> step`: halving loops
+    geometric: bool  # `r = r >> step` (step_sign +1, halving) or `r = r << step` (-1, doubling)
     inits: tuple[tuple[int, int], ...]
     # The update adds `step` this many times, through a chain of temporaries (an unrolled
     # pointer walk: `t1 = r + s; t2 = t1 + s; r = t2 + s`).
@@ -616,8 +616,9 @@ def _register_bits(instruction: Instruction) -> int:
 def _self_update(
     instruction: Instruction, name: str, copies: Callable[[str], bool]
 ) -> tuple[Operand, int, bool] | None:
-    """(step operand, sign, geometric) when the instruction is `name = name ± step` or
-    `name = name >> step`, reading `name` itself or a register that `copies` it."""
+    """(step operand, sign, geometric) when the instruction is `name = name ± step`,
+    `name = name >> step` or `name = name << step`, reading `name` itself or a register that
+    `copies` it."""
     operands = instruction.operands
     if len(operands) != 3 or not isinstance(operands[0], Register):
         return None
@@ -637,6 +638,8 @@ def _self_update(
         return second, -1, False
     if opcode == "shr" and first_reads and isinstance(second, Immediate):
         return second, 1, True
+    if opcode == "shl" and first_reads and isinstance(second, Immediate):
+        return second, -1, True
     return None
 
 

@@ -133,7 +133,8 @@ def summarize(function: Function, kernel_params: frozenset[str], line_of: LineOf
 
     def halving(register: str) -> tuple[ex.Expr, ex.Expr] | None:
         induction = values.inductions.get(register)
-        if induction is None or not induction.geometric or len(induction.inits) != 1:
+        if (induction is None or not induction.geometric or induction.step_sign < 0
+                or len(induction.inits) != 1):
             return None
         b, i = induction.inits[0]
         start = values.definition(b, i, register).to_expr()

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from flipflop.analysis import expr as ex
 from flipflop.analysis.cfg import ControlFlow, Loop
 from flipflop.analysis.conditions import SWAP, Compare, negate
-from flipflop.analysis.dataflow import FunctionValues
-from flipflop.analysis.poly import Poly
+from flipflop.analysis.dataflow import FunctionValues, InductionVariable
+from flipflop.analysis.poly import DATA, Poly
 from flipflop.analysis.threads import (
     index_extent,
     mean_position,
@@ -123,8 +123,10 @@ def _from_exit(
         return "the loop's bound differs between threads"
     bound = right.to_expr()
     base = start_base.to_expr()
-    if bound is None or base is None:
-        return "the loop's bound or start is not a constant, launch shape or parameter"
+    if bound is None:
+        return f"the loop's bound {_opaque_reason(right)}"
+    if base is None:
+        return f"the loop's start {_opaque_reason(start_base)}"
     magnitude = step.scale(direction)
     stride = magnitude.to_expr()
     assert stride is not None
@@ -172,7 +174,9 @@ def _from_exit(
 def _halving(
     function: Function, values: FunctionValues, loop: Loop, condition: Compare, bottom: bool
 ) -> TripCount | None:
-    """`s >>= c` until zero."""
+    """`s >>= c` while `s > C` (or `s != 0`), and `s <<= c` while `s < B`: geometric counters,
+    as tree reductions write them over the block (`gap = blockDim.x / 2; gap > 32`,
+    `gap = 1; gap < blockDim.x; gap *= 2`)."""
     b, i = condition.site
     setp = function.blocks[b].instructions[i]
     operands = setp.operands
@@ -180,30 +184,102 @@ def _halving(
         return None
     for position, other in ((1, 2), (2, 1)):
         register = operands[position]
-        bound = operands[other]
-        if not isinstance(register, Register) or not isinstance(bound, Immediate):
+        if not isinstance(register, Register):
             continue
-        induction = values.inductions.get(register.name)
-        if induction is None or not induction.geometric or induction.loop != loop.index:
+        found = _geometric_counter(function, values, loop, register.name)
+        if found is None:
             continue
-        if bound.value != 0:
-            return None
-        op = condition.op if position == 1 else SWAP[condition.op]
-        if op not in ("ne", "gt"):
-            return None
+        induction, tested_after_update = found
         if len(induction.inits) != 1 or not isinstance(induction.step, Immediate):
             return None
+        op = condition.op if position == 1 else SWAP[condition.op]
+        bound_side = condition.right if position == 1 else condition.left
+        if split_position(bound_side)[0].terms:
+            return None  # the bound differs between threads
+        bound = bound_side.to_expr()
         init_block, init_index = induction.inits[0]
-        start = values.definition(init_block, init_index, register.name).to_expr()
-        if start is None:
+        start = values.definition(init_block, init_index, induction.register).to_expr()
+        if start is None or bound is None:
             return None
         shift = ex.const(float(induction.step.value))
-        trips = ex.ceil_div(ex.bit_length(start), shift)
-        after_update = induction.increment[0] == b and induction.increment[1] < i
+        after_update = tested_after_update or (
+            induction.increment[0] == b and induction.increment[1] < i
+        )
+        halving = induction.step_sign > 0
+        passes = (_halving_passes(start, op, bound, shift, operands[other]) if halving
+                  else _doubling_passes(start, op, bound, shift))
+        if passes is None:
+            return None
+        # Passes count the values from `start` on that pass the test. A bottom-tested loop
+        # runs the body once before its first test: on `start` itself that adds a trip; on
+        # the updated value the passes already count that first body.
+        trips = passes
         if bottom and not after_update:
-            trips = ex.add(trips, ex.ONE)  # the body ran once before the first test
-        return TripCount(trips, False, f"halving loop from {start}")
+            trips = ex.add(trips, ex.ONE)
+        elif bottom and not halving:
+            trips = ex.maximum(ex.ONE, trips)
+        shape = "halving" if halving else "doubling"
+        return TripCount(trips, False, f"{shape} loop from {start}, bound {bound}")
     return None
+
+
+def _geometric_counter(
+    function: Function, values: FunctionValues, loop: Loop, register: str
+) -> tuple[InductionVariable, bool] | None:
+    """The geometric induction variable a test reads, and whether it reads the value after
+    this iteration's update (`shl t, s, 1; setp.lt t, n; mov s, t`)."""
+    induction = values.inductions.get(register)
+    if induction is not None:
+        if induction.geometric and induction.loop == loop.index:
+            return induction, False
+        return None
+    for candidate in values.inductions.values():
+        if not candidate.geometric or candidate.loop != loop.index:
+            continue
+        b, i = candidate.increment
+        update = function.blocks[b].instructions[i]
+        if update.opcode == "mov" and len(update.operands) == 2 and isinstance(
+                update.operands[1], Register) and update.operands[1].name == register:
+            return candidate, True
+    return None
+
+
+def _halving_passes(start: ex.Expr, op: str, bound: ex.Expr, shift: ex.Expr,
+                    written: object) -> ex.Expr | None:
+    """#{k ≥ 0 : floor(start / 2^(c·k)) > C}: ceil(bitlen(floor(start / (C + 1))) / c)."""
+    if not isinstance(bound, ex.Const) or not isinstance(written, Immediate):
+        return None
+    if op == "ne" and bound.value == 0:
+        above = 0.0
+    elif op == "gt":
+        above = bound.value
+    elif op == "ge":
+        above = bound.value - 1
+    else:
+        return None
+    if above < 0:
+        return None
+    return ex.ceil_div(ex.bit_length(ex.div(start, ex.const(above + 1))), shift)
+
+
+def _doubling_passes(first: ex.Expr, op: str, bound: ex.Expr, shift: ex.Expr) -> ex.Expr | None:
+    """#{k ≥ 0 : first·2^(c·k) < B}: ceil(bitlen(ceil(B / first) − 1) / c)."""
+    if op == "le":
+        bound = ex.add(bound, ex.ONE)
+    elif op != "lt":
+        return None
+    below = ex.sub(ex.ceil_div(bound, first), ex.ONE)
+    return ex.ceil_div(ex.bit_length(below), shift)
+
+
+def _opaque_reason(value: Poly) -> str:
+    """Why a bound or start is not an expression in constants, the launch shape and
+    parameters, in words a reader can check against the source."""
+    if value.taint() & DATA:
+        return "depends on data read from memory"
+    if any(atom.startswith("iter:") for monomial in value.terms for atom in monomial):
+        return "changes with an outer loop's counter"
+    return "is computed in the kernel in a form the analysis does not count"
 
 
 def _sign(step: Poly) -> int:

@@ -95,8 +95,10 @@ def run(args: argparse.Namespace) -> int:
         print_error(path, 0, 0, f"not UTF-8 text ({error.reason} at byte {error.start})")
         return 1
     try:
-        with progress_bar("compiling variants") as progress:
-            result = analyze(path, text, analysis_options(args), progress=progress)
+        with progress_bar("compiling variants") as progress, \
+                progress_bar("analysing kernels", unit="kernel") as kernels_done:
+            result = analyze(path, text, analysis_options(args), progress=progress,
+                             kernel_progress=kernels_done)
     except UnknownGpuError as error:
         print(f"flipflop: error: {error}", file=sys.stderr)
         return 1

@@ -11,7 +11,7 @@ from flipflop.variants.pool import Progress
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Progress]:
+def progress_bar(description: str, unit: str = "variant") -> Iterator[Progress]:
     """A `(done, total)` callback drawing a tqdm bar on stderr, shown only when both stdout and
     stderr are terminals and there is more than one item to do."""
     bar: list[Any] = []
@@ -23,7 +23,7 @@ def progress_bar(description: str) -> Iterator[Progress]:
                 return
             from tqdm import tqdm
 
-            bar.append(tqdm(total=total, desc=description, unit="variant", leave=False))
+            bar.append(tqdm(total=total, desc=description, unit=unit, leave=False))
         current = bar[0]
         if current is not None:
             current.update(done - current.n)

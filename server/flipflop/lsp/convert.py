@@ -7,6 +7,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from flipflop.advice import Advice
+from flipflop.analysis.spelling import source_spelling
 from flipflop.findings import Finding, Fix
 from flipflop.launch import LaunchShape
 from flipflop.model.predict import Prediction
@@ -145,7 +146,8 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         f"Recommended {recommended}"
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
-        f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
+        + (" at an assumed problem size" if launch.size_assumed else "")
+        + f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
     parts.append("")
     parts.extend(_constraint_lines(advice))
@@ -189,7 +191,16 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     )
     problem = launch.problem.describe()
     parts.append("")
-    parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
+    if launch.size_assumed:
+        parts.append(f"Problem size: {problem}, assumed (the default:"
+                     f" {launch.size_unknown_because}). Time, energy and traffic here are for"
+                     " this assumed size: compare the configurations with each other.")
+    else:
+        parts.append(f"Problem size: {problem} (from {launch.problem_origin}).")
+    block_note = launch.block_unknown_because
+    if block_note:
+        parts.append("")
+        parts.append(f"Block as written: {block_note}.")
     # What the counts assume at the recommended configuration (interpreting the control flow
     # may have resolved some of the kernel's assumptions for that launch).
     chosen = rec.prediction
@@ -198,7 +209,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
     assumptions = features.launch_assumptions(features.factor_values(shape, dict(launch.params)))
     if assumptions:
         parts.append("")
-        parts.append("Assumed: " + "; ".join(assumptions))
+        parts.append("Assumed: " + "; ".join(source_spelling(a, features) for a in assumptions))
     heuristic = advice.heuristic
     if heuristic is not None:
         parts.append("")
@@ -289,7 +300,7 @@ def inlay_hint(launch: LaunchReport) -> lsp.InlayHint | None:
     return lsp.InlayHint(
         position=lsp.Position(line=end.line, character=end.character),
         label=f" ⚡ {format_energy(current.energy_j)} · {format_time(current.time_s)}"
-        f" · {current.power_w:.0f} W",
+        f" · {current.power_w:.0f} W" + (" (assumed size)" if launch.size_assumed else ""),
         kind=lsp.InlayHintKind.Type,
         padding_left=True,
         tooltip="FlipFlop's predicted energy, time and power of this launch",
@@ -318,9 +329,10 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
             f" ({advice.search_space_reduction:.0%} fewer) ({result.profile.name})"
         )
     else:
+        assumed = " at an assumed size" if launch.size_assumed else ""
         title = (
             f"⚡ energy-optimal block {format_shape(rec.block)}: {format_energy(rec.energy_j)}"
-            f"{saving_text} ({result.profile.name})"
+            f"{assumed}{saving_text} ({result.profile.name})"
         )
     start = source_kernel.range.start
     position = lsp.Position(line=start.line, character=start.character)

@@ -21,7 +21,7 @@ from pygls.uris import to_fs_path
 from flipflop import __version__
 from flipflop.gpu.profiles import list_profiles
 from flipflop.lsp import convert
-from flipflop.lsp.session import Outcome, OutcomeCache, content_key
+from flipflop.lsp.session import Focus, Outcome, OutcomeCache, content_key
 from flipflop.lsp.settings import Settings, parse_settings
 from flipflop.lsp.workers import AnalysisWorkers
 from flipflop.pipeline import KernelReport, LaunchReport
@@ -53,6 +53,9 @@ class FlipflopServer(LanguageServer):
         self.shown_failures: set[str] = set()
         self.large_notices: set[str] = set()
         self.known_gpus = frozenset(p.id for p in list_profiles())
+        # Per document, the line the person last looked at: an edit, a hover, the range the
+        # editor asked inlay hints for. Its kernels are analysed first.
+        self.focus: dict[str, int] = {}
 
     # ------------------------------------------------------------------ settings
 
@@ -116,10 +119,23 @@ class FlipflopServer(LanguageServer):
         cancel = threading.Event()
         self.cancels[uri] = cancel
         token = await self._begin_progress(path.name)
+        loop = asyncio.get_running_loop()
+
+        def progress(done: int, total: int) -> None:
+            if token is not None and total > 1:
+                loop.call_soon_threadsafe(self._report_progress, token, done, total)
+
+        def early(outcome: Outcome) -> None:
+            def publish() -> None:
+                if self.generations.get(uri) == generation and not cancel.is_set():
+                    self._publish(uri, version, outcome, text)
+
+            loop.call_soon_threadsafe(publish)
+
+        focus = Focus(self.focus.get(uri), progress, early)
         try:
-            loop = asyncio.get_running_loop()
             outcome = await loop.run_in_executor(
-                None, self.workers.run, uri, path, text, settings, cancel
+                None, self.workers.run, uri, path, text, settings, cancel, focus
             )
         finally:
             self._end_progress(token)
@@ -173,6 +189,14 @@ class FlipflopServer(LanguageServer):
             token, lsp.WorkDoneProgressBegin(title="FlipFlop", message=f"compiling {name}")
         )
         return token
+
+    def _report_progress(self, token: str, done: int, total: int) -> None:
+        self.work_done_progress.report(
+            token,
+            lsp.WorkDoneProgressReport(
+                message=f"{done} of {total} kernels", percentage=done * 100 // total
+            ),
+        )
 
     def _end_progress(self, token: str | None) -> None:
         if token is not None:
@@ -278,6 +302,10 @@ def create_server() -> FlipflopServer:
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: FlipflopServer, params: lsp.DidChangeTextDocumentParams) -> None:
         """Analyse unsaved edits only when a debounce is configured."""
+        edited = [c.range for c in params.content_changes if isinstance(
+            c, lsp.TextDocumentContentChangePartial)]
+        if edited:
+            ls.focus[params.text_document.uri] = edited[-1].start.line
         if ls.settings.debounceMs > 0:
             await ls.analyse(params.text_document.uri, delay_s=ls.settings.debounceMs / 1000)
 
@@ -304,6 +332,7 @@ def create_server() -> FlipflopServer:
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: FlipflopServer, params: lsp.HoverParams) -> lsp.Hover | None:
         """The Pareto table and energy drivers of the kernel or launch under the cursor."""
+        ls.focus[params.text_document.uri] = params.position.line
         found = ls.launch_at(params.text_document.uri, params.position)
         state = ls.documents.get(params.text_document.uri)
         if found is None or state is None or state.outcome.result is None:
@@ -315,6 +344,9 @@ def create_server() -> FlipflopServer:
     @server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT, lsp.InlayHintOptions(resolve_provider=False))
     def inlay_hints(ls: FlipflopServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
         """Predicted energy, time and power after each launch."""
+        # Editors ask for the visible range: its middle is where the person is looking.
+        middle = (params.range.start.line + params.range.end.line) // 2
+        ls.focus.setdefault(params.text_document.uri, middle)
         state = ls.documents.get(params.text_document.uri)
         if not ls.settings.inlayHints or state is None or state.outcome.result is None:
             return []

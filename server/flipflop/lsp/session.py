@@ -7,6 +7,7 @@ import re
 import threading
 import traceback
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,19 @@ class Outcome:
     cancelled: bool = False
 
 
+@dataclass(frozen=True)
+class Focus:
+    """Where the person is looking (a 0-based line: the cursor, the visible range, the last
+    edit), and who hears how the analysis goes: kernels done of all, the first batch early."""
+
+    line: int | None = None
+    progress: Callable[[int, int], None] | None = None
+    early: Callable[[Outcome], None] | None = None
+
+
+NO_FOCUS = Focus()
+
+
 def content_key(path: Path, text: str, settings: Settings) -> tuple[object, ...]:
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     return (str(path), digest, settings.cache_key())
@@ -48,8 +62,16 @@ def run_analysis(
     cancel: threading.Event | None = None,
     tools: ToolchainCache | None = None,
     assemblies: AssemblyCache | None = None,
+    focus: Focus = NO_FOCUS,
 ) -> Outcome:
-    """Analyse one document; every failure becomes a finding or a log line."""
+    """Analyse one document; every failure becomes a finding or a log line. `focus` says
+    which kernels go first and hears how far the analysis is."""
+    early = focus.early
+
+    def first_batch(result: AnalysisResult) -> None:
+        if early is not None:
+            early(Outcome(result, findings(result, settings.minSaving)))
+
     try:
         toolchain = (tools or ToolchainCache()).find(settings.nvccPath, settings.compileTimeout)
         result = analyze(
@@ -59,6 +81,9 @@ def run_analysis(
             toolchain=toolchain,
             cancel=cancel,
             assembler=assemblies or assemble,
+            kernel_progress=focus.progress,
+            focus_line=focus.line,
+            early=first_batch if early is not None else None,
         )
     except ToolCancelled:
         return Outcome(None, (), cancelled=True)

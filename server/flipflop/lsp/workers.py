@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from flipflop.lsp.session import (
+    NO_FOCUS,
     AssemblyCache,
+    Focus,
     Outcome,
     ToolchainCache,
     failure_outcome,
@@ -41,6 +43,8 @@ from flipflop.lsp.session import (
 from flipflop.lsp.settings import Settings
 
 _CANCEL = "cancel"
+_PROGRESS = "progress"  # ("progress", kernels done, kernels in all)
+_EARLY = "early"  # ("early", the outcome of the kernels nearest the focus)
 _POLL_S = 0.05
 
 
@@ -65,13 +69,20 @@ class AnalysisWorkers:
                 self._idle.append(self._new_worker())
 
     def run(
-        self, uri: str, path: Path, text: str, settings: Settings, cancel: threading.Event
+        self,
+        uri: str,
+        path: Path,
+        text: str,
+        settings: Settings,
+        cancel: threading.Event,
+        focus: Focus = NO_FOCUS,
     ) -> Outcome:
-        """Analyse in a worker; blocks until the outcome, or until `cancel` stops the run."""
+        """Analyse in a worker; blocks until the outcome, or until `cancel` stops the run.
+        `focus`'s callbacks are called here, in the caller's thread, as the worker reports."""
         if self._closed:
             return Outcome(None, (), cancelled=True)
         worker = self._take(uri)
-        outcome, reusable = worker.analyse(path, text, settings, cancel, self._grace_s)
+        outcome, reusable = worker.analyse(path, text, settings, cancel, self._grace_s, focus)
         if outcome.cancelled:
             with self._lock:
                 self.stopped_runs += 1
@@ -169,10 +180,11 @@ class _Worker:
         settings: Settings,
         cancel: threading.Event,
         grace_s: float,
+        focus: Focus = NO_FOCUS,
     ) -> tuple[Outcome, bool]:
         """The outcome, and whether the worker can take another run."""
         try:
-            self.requests.send((path, text, settings))
+            self.requests.send((path, text, settings, focus.line))
         except (OSError, ValueError):
             return self._ended(), False
         while not cancel.is_set():
@@ -181,7 +193,10 @@ class _Worker:
             except (OSError, ValueError):
                 return self._ended(), False
             if ready:
-                return self._answer()
+                answer = self._answer(focus)
+                if answer is not None:
+                    return answer
+                continue
             if not self.process.is_alive():
                 return self._ended(), False
         # asked to stop: the worker has `grace_s` to answer by itself, else the caller stops it
@@ -190,14 +205,21 @@ class _Worker:
             stopped_by_itself = self.results.poll(grace_s) if grace_s > 0 else False
         except (OSError, ValueError):
             stopped_by_itself = False
-        if stopped_by_itself:
-            return self._answer()
+        while stopped_by_itself:
+            answer = self._answer()
+            if answer is not None:
+                return answer
+            try:  # a report sent before the worker saw the cancel: wait on for the outcome
+                stopped_by_itself = self.results.poll(grace_s)
+            except (OSError, ValueError):
+                break
         return Outcome(None, (), cancelled=True), False
 
-    def _answer(self) -> tuple[Outcome, bool]:
-        """The outcome the worker has sent; a worker that sent one can take another run."""
+    def _answer(self, focus: Focus = NO_FOCUS) -> tuple[Outcome, bool] | None:
+        """The outcome the worker has sent (a worker that sent one can take another run), or
+        None for a report on the way (progress, the first batch), handed to `focus`."""
         try:
-            outcome: Outcome = self.results.recv()
+            message: Outcome | tuple[Any, ...] = self.results.recv()
         except (EOFError, OSError):
             return self._ended(), False
         except Exception:  # the whole message was read; what it holds does not unpickle (a bug)
@@ -205,7 +227,13 @@ class _Worker:
                 "FlipFlop could not read back this file's analysis",
                 log=traceback.format_exc(),
             ), True
-        return outcome, True
+        if isinstance(message, Outcome):
+            return message, True
+        if message[0] == _PROGRESS and focus.progress is not None:
+            focus.progress(message[1], message[2])
+        elif message[0] == _EARLY and focus.early is not None:
+            focus.early(message[1])
+        return None
 
     def _ended(self) -> Outcome:
         self.process.join(timeout=1.0)
@@ -275,7 +303,7 @@ def _serve(requests: Connection, results: Connection, scratch: Path) -> None:
     ptx_parser()  # built once per process, before the first run needs it
     tools = ToolchainCache()
     assemblies = AssemblyCache()
-    pending: queue.Queue[tuple[Path, str, Settings] | None] = queue.Queue()
+    pending: queue.Queue[tuple[Path, str, Settings, int | None] | None] = queue.Queue()
     current: list[threading.Event] = [threading.Event()]
 
     def listen() -> None:
@@ -296,8 +324,19 @@ def _serve(requests: Connection, results: Connection, scratch: Path) -> None:
         if request is None:
             return
         cancel = current[0] = threading.Event()
-        path, text, settings = request
-        outcome = run_analysis(path, text, settings, cancel, tools, assemblies)
+        path, text, settings, line = request
+
+        def progress(done: int, total: int) -> None:
+            results.send((_PROGRESS, done, total))
+
+        def early(outcome: Outcome) -> None:
+            if outcome.result is not None:
+                outcome = replace(outcome, result=replace(outcome.result, module=None))
+            with contextlib.suppress(Exception):  # a first batch that does not pickle: skip it
+                results.send((_EARLY, outcome))
+
+        focus = Focus(line, progress, early)
+        outcome = run_analysis(path, text, settings, cancel, tools, assemblies, focus)
         if outcome.result is not None:
             # the server never reads the IR; it would only make the answer slow to send
             outcome = replace(outcome, result=replace(outcome.result, module=None))

@@ -112,6 +112,9 @@ def launch_to_json(launch: LaunchReport) -> JsonObject:
         "block": list(launch.current_block) if launch.current_block is not None else None,
         "dynamic_smem_bytes": launch.dynamic_smem_bytes,
         "problem_size_from": launch.problem_origin,
+        # The size is the documented default: absolute time, energy and traffic hold for it.
+        "problem_size_assumed": launch.size_assumed,
+        "needs": list(launch.site.needs) if launch.site is not None else [],
         "line": launch.site.line + 1 if launch.site is not None else None,
         "assumptions": [influence_to_json(influence) for influence in launch.assumptions],
         "constraints": constraints_to_json(launch.advice.constraints),

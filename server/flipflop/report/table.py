@@ -45,6 +45,13 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     size = launch.problem.describe()
     where = f" at line {launch.site.line + 1}" if launch.site is not None else ""
     out = [f"  launch{where}: {size} (from {launch.problem_origin})"]
+    if launch.size_assumed:
+        out[0] = f"  launch{where}: {size} assumed (the default: {launch.size_unknown_because})"
+        out.append("    time, energy and traffic below are for this assumed size: compare the rows"
+                   " with each other, not with a measurement")
+    block_note = launch.block_unknown_because
+    if block_note:
+        out.append(f"    block as written: {block_note}")
     rows = report_rows(advice, show_all)
     varying = varying_tunables(advice.predictions)
     labels = [short_label(r.prediction, varying) for r in rows if isinstance(r, ConfigRow)]
@@ -70,11 +77,13 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     saving_current = _percent(recommendation.energy_saving_vs_current)
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
     chosen = recommendation.prediction
+    assumed = " at the assumed size" if launch.size_assumed else ""
     out.append(
         f"  recommendation: {described(chosen)}"
         + (f" at {recommendation.power_limit_w:.0f} W" if recommendation.power_limit_w else "")
         + (f" at {chosen.clock_mhz:.0f} MHz" if chosen.settings.core_clock_mhz else "")
-        + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)},"
+        + f" — {format_energy(recommendation.energy_j)}, {format_time(recommendation.time_s)}"
+        f"{assumed},"
         f" {recommendation.power_w:.0f} W; energy saving vs current {saving_current},"
         f" vs NVIDIA's heuristic {saving_heuristic}; {recommendation.slowdown_vs_fastest:+.1%}"
         f" time vs the fastest (slack {advice.slack:.0%})"

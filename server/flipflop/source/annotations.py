@@ -17,7 +17,8 @@ Keys:
 - `block=X[,Y[,Z]]`: the block the launch uses, when the source does not show it.
 - `smem=BYTES` (also `dynamic_smem`): dynamic shared memory per block.
 - any other `name=INTEGER`: the value of a kernel parameter or a loop trip count
-  (`n=1048576`, `n_steps=128`).
+  (`n=1048576`, `n_steps=128`), or of a host variable the launch's grid, block or shared
+  memory needs (`B=8 NH=12` above `<<<dim3(B, NH), 256>>>`).
 
 What a kernel's code needs of its block, where the code does not show it (on the kernel; see
 `flipflop.constraints`): `block=16x16` (exactly this shape), `block_x=pow2` (a power of two),
@@ -55,6 +56,9 @@ _SMEM_KEYS = {"smem", "dynamic_smem", "dynamic_smem_bytes", "shared"}
 _GRID_DIV_KEYS = {"grid_div_x": 0, "grid_div_y": 1, "grid_div_z": 2}
 _SPACE_KEYS = {"problem", "problem_size", "block_size_names", "restrict", "restriction",
                *_GRID_DIV_KEYS}
+# Keys that mean something of their own: a variable of one of these names cannot be given by
+# name (give the launch's `grid=`, `block=` or `smem=` instead).
+RESERVED_KEYS = frozenset({*_DIM_KEYS, *_SMEM_KEYS, *_SPACE_KEYS, "tune"})
 
 
 def parse_integer(text: str) -> int | None:

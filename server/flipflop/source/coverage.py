@@ -241,21 +241,54 @@ def _describe_axis(node: Node | None, axis: int, block: Node, block_folded: Fold
         threads = _fold_terms(coverage.numerator, folder)
         return GridAxis("covers", folded.value, expression, threads, threads_text,
                         coverage.rounding, folded.unresolved)
-    block_names = {compact(text_of(block))}
-    if block.type != "identifier":
-        block_names = set()
-    mentions_block = any(compact(text_of(n)) in block_names for n in _identifiers(node))
-    if mentions_block:
+    if _mentions_block(node, block, folder):
         return GridAxis("unknown", folded.value, expression, unresolved=folded.unresolved)
-    return GridAxis("fixed", folded.value, expression, unresolved=folded.unresolved)
+    tied = not _names_behind(node, folder).isdisjoint(_block_names_behind(block, folder))
+    return GridAxis("fixed", folded.value, expression, unresolved=folded.unresolved,
+                    tied_to_block=tied)
 
 
-def _identifiers(node: Node) -> list[Node]:
+def _mentions_block(axis: Node, block: Node, folder: Folder) -> bool:
+    """Whether the axis is written in terms of the block: its variable, or a name that does not
+    fold and that the block's extents use too (`(rows + by - 1) / by` with `dim3(32, by)`)."""
+    block_names = {compact(text_of(block))} if block.type == "identifier" else set()
+    components = folder.dim3_components(block)
+    for part in components if components is not None else [block]:
+        if part is not None:
+            block_names |= {text_of(n) for n in _identifiers(part)
+                            if folder.scalar(n).value is None}
+    return any(compact(text_of(n)) in block_names for n in _identifiers(axis)
+               if folder.scalar(n).value is None)
+
+
+def _block_names_behind(block: Node, folder: Folder) -> set[str]:
+    components = folder.dim3_components(block)
+    names: set[str] = set()
+    for part in components if components is not None else [block]:
+        if part is not None:
+            names |= _names_behind(part, folder)
+    return names
+
+
+def _names_behind(node: Node, folder: Folder, depth: int = 0) -> set[str]:
+    """The names an expression uses, and those its constants and variables are made of."""
+    names: set[str] = set()
+    # `dim3 block(THREADS);` parses as a declaration whose "parameter" is the type THREADS.
+    for identifier in _identifiers(node, ("identifier", "type_identifier")):
+        names.add(text_of(identifier))
+        binding = folder.resolve(identifier)
+        if depth < 4 and binding is not None and binding.value is not None \
+                and binding.kind in ("constant", "variable", "macro"):
+            names |= _names_behind(binding.value, folder, depth + 1)
+    return names
+
+
+def _identifiers(node: Node, kinds: tuple[str, ...] = ("identifier",)) -> list[Node]:
     found: list[Node] = []
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type == "identifier":
+        if current.type in kinds:
             found.append(current)
         stack.extend(current.named_children)
     return found

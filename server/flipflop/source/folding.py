@@ -3,19 +3,25 @@
 Folds integer literals, `dim3(a, b, c)` / `dim3{...}`, `const`/`constexpr` variables (local,
 namespace, `static constexpr` class members), enumerators, object-like `#define`s, arithmetic
 (+ - * / % << >> & | ^, unary, parentheses, casts, `?:`), `min`/`max`, `sizeof` of the common
-scalar types and the ceil-division helpers (`ceil_div`, `cdiv`, `div_up`, `DIV_UP`, `iDivUp`, ...).
-A local variable that is not `const` still folds when nothing in its function assigns it after
-the declaration. Anything else stays symbolic, and the names that blocked are reported.
+scalar types, function-like macros by their definition (`CEIL_DIV(M, 32)`) and the ceil-division
+helpers (`ceil_div`, `cdiv`, `div_up`, `DIV_UP`, `iDivUp`, ...). A local variable that is not
+`const` folds to the assignment that reaches the use (`flipflop.source.flow`), a host function's
+parameter to the constant every call in the file passes, and a folder made `under` the facts of
+a place (the `case 256:` of `switch (threads)` around a launch) uses them. Anything else stays
+symbolic, and the names that blocked are reported.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from tree_sitter import Node, Tree
 
+from flipflop.source.flow import call_arguments, callee_name, case_conditions, reaching_write
 from flipflop.source.model import Folded, FoldedDim3
 from flipflop.source.syntax import (
     ancestors,
@@ -23,6 +29,7 @@ from flipflop.source.syntax import (
     declarator_name,
     enclosing_function,
     expression_children,
+    function_name,
     parse_tree,
     strip_parentheses,
     text_of,
@@ -157,7 +164,7 @@ def declared_bindings(declaration: Node, function: Node | None) -> list[Binding]
 
 SYMBOLS_QUERY = """
 (preproc_def name: (identifier) value: (preproc_arg)) @macro
-(preproc_function_def name: (identifier) @function_macro)
+(preproc_function_def name: (identifier) @function_macro) @function_macro_definition
 (translation_unit (declaration) @declaration)
 (declaration_list (declaration) @declaration)
 (field_declaration default_value: (_)) @field
@@ -186,6 +193,8 @@ class FileSymbols:
     bindings: dict[str, list[Binding]]
     macros: dict[str, str]
     function_macros: frozenset[str]
+    # Function-like macros: NAME → (parameter names, body).
+    macro_functions: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
     @classmethod
     def collect(cls, root: Node) -> FileSymbols:
@@ -206,8 +215,17 @@ class FileSymbols:
                 bindings.setdefault(binding.name, []).append(binding)
         for enumerator in found.get("enumerator", []):
             bindings.setdefault(text_of(enumerator), []).append(_enumerator_binding(enumerator))
+        functions: dict[str, tuple[tuple[str, ...], str]] = {}
+        for definition in found.get("function_macro_definition", []):
+            name_node = definition.child_by_field_name("name")
+            parameters = definition.child_by_field_name("parameters")
+            value_node = definition.child_by_field_name("value")
+            if name_node is None or parameters is None or value_node is None:
+                continue
+            names = tuple(text_of(p) for p in parameters.named_children if p.type == "identifier")
+            functions[text_of(name_node)] = (names, text_of(value_node).strip())
         return cls(bindings, macros,
-                   frozenset(text_of(n) for n in found.get("function_macro", [])))
+                   frozenset(text_of(n) for n in found.get("function_macro", [])), functions)
 
 
 def _enumerator_binding(name: Node) -> Binding:
@@ -233,13 +251,47 @@ class Folder:
         # stays alive as long as the folder (the file's tree with its caller, parsed snippets in
         # `_snippets`), so an id is never reused for another node while it is a key here.
         self._assigned: dict[int, frozenset[str]] = {}
+        self._write_nodes: dict[tuple[int, str], list[Node]] = {}
         self._macro_expressions: dict[str, Expression | None] = {}
         self._snippets: list[Expression] = []
         self._scalars: dict[int, Folded] = {}
         self._scopes: dict[int, list[tuple[int, Binding]]] = {}
         self._file_bindings: dict[str, Binding | None] = {}
+        # Calls by the name they call, collected on first need; parameter values from them.
+        self._calls: dict[str, list[Node]] | None = None
+        self._parameter_values: dict[tuple[int, int], Folded] = {}
+        self._resolving: set[tuple[int, int]] = set()
+        # Names that stand for something computed at run time (a call), not a variable.
+        self.opaque_names: set[str] = set()
+        # What holds where this folder folds (`under`): a binding, by where its name is declared
+        # in the file (a leaf's id is not unique: equal leaves may share one), → its value.
+        self.facts: dict[int, int] = {}
+        self._base = self
         if written is not None:
-            self._assigned = _writes_by_function(written)
+            self._set_writes(written)
+
+    def under(self, facts: Mapping[int, int]) -> Folder:
+        """This folder where `facts` hold (the `case` a launch sits in): it shares every cache
+        but the folded values, which depend on the facts."""
+        if not facts:
+            return self._base
+        view = copy.copy(self._base)
+        view._scalars = {}
+        view.facts = dict(facts)
+        return view
+
+    def facts_at(self, node: Node) -> dict[int, int]:
+        """The values the `case` labels and `if (x == …)` tests around `node` give variables
+        that nothing reassigns."""
+        facts: dict[int, int] = {}
+        for subject, value in case_conditions(node):
+            binding = self.resolve(subject)
+            if binding is None or binding.name_node is None or not self.is_stable(binding):
+                continue
+            folded = self._base.scalar(value)
+            if folded.value is not None:
+                facts.setdefault(binding.name_node.start_byte, folded.value)
+        return facts
 
     def fold_text(self, text: str) -> Folded:
         """Fold a snippet of expression text with this file's names."""
@@ -328,18 +380,36 @@ class Folder:
 
     def assigned_names(self, function: Node) -> frozenset[str]:
         """Names a function writes after declaring them (assignment, ++/--, address taken)."""
-        if not self._assigned:
-            root = function
-            while root.parent is not None:
-                root = root.parent
-            self._assigned = _writes_by_function(captures(root, WRITES_QUERY).get("written", []))
+        self._load_writes(function)
         return self._assigned.get(function.id, frozenset())
 
+    def _load_writes(self, node: Node) -> None:
+        if not self._assigned:
+            root = node
+            while root.parent is not None:
+                root = root.parent
+            self._set_writes(captures(root, WRITES_QUERY).get("written", []))
+
+    def _set_writes(self, written: list[Node]) -> None:
+        self._assigned = _writes_by_function(written)
+        for name in written:
+            function = enclosing_function(name)
+            if function is not None:
+                self._write_nodes.setdefault((function.id, text_of(name)), []).append(name)
+
+    def writes_of(self, binding: Binding) -> list[Node]:
+        """The identifiers that write the binding's name in its function."""
+        if binding.function is None:
+            return []
+        self._load_writes(binding.function)
+        return self._write_nodes.get((binding.function.id, binding.name), [])
+
     def is_stable(self, binding: Binding) -> bool:
-        """Whether the binding's initializer is the value at every later use."""
+        """Whether the binding's initializer is the value at every later use (for a parameter:
+        whether the function never reassigns it)."""
         if binding.kind in ("constant", "macro", "enumerator"):
             return True
-        if binding.kind != "variable":
+        if binding.kind not in ("variable", "parameter"):
             return False
         if binding.function is None:
             return False
@@ -381,7 +451,7 @@ class Folder:
             binding = self.resolve(node)
             if binding is None:
                 return Folded(None, (text_of(node),))
-            return self.fold_binding(binding, depth + 1)
+            return self.fold_binding(binding, depth + 1, node)
         if kind == "field_expression":
             return self._field(node, depth)
         if kind == "binary_expression":
@@ -406,10 +476,17 @@ class Folder:
             return Folded(size, () if size is not None else (text_of(node),))
         if kind == "call_expression":
             return self._call(node, depth)
-        return Folded(None, (text_of(node),))
+        return Folded(None, (text_of(node),), opaque=True)
 
-    def fold_binding(self, binding: Binding, depth: int) -> Folded:
-        if binding.kind in ("parameter", "template"):
+    def fold_binding(self, binding: Binding, depth: int, use: Node | None = None) -> Folded:
+        """The binding's value (at `use`, when a reassigned variable's value depends on where)."""
+        if self.facts and binding.name_node is not None:
+            fact = self.facts.get(binding.name_node.start_byte)
+            if fact is not None:
+                return Folded(fact)
+        if binding.kind == "parameter":
+            return self._parameter_value(binding, depth)
+        if binding.kind == "template":
             return Folded(None, (binding.name,))
         if binding.type_text.startswith("enum+1:"):
             previous = binding.declaration.prev_named_sibling if binding.declaration else None
@@ -418,22 +495,94 @@ class Folder:
                 return Folded(None, (binding.name,))
             before = self.fold_binding(_enumerator_binding(name), depth + 1)
             return Folded(before.value + 1 if before.value is not None else None, before.unresolved)
-        if binding.value is None or not self.is_stable(binding):
+        value = binding.value
+        if not self.is_stable(binding):
+            value = self._reaching_value(binding, use)
+        if value is None:
             return Folded(None, (binding.name,))
-        if binding.value.type == "enumerator":
+        if value.type == "enumerator":
             return Folded(0)
-        if binding.value.type in ARGUMENT_LISTS:
-            items = expression_children(binding.value)
+        if value.type in ARGUMENT_LISTS:
+            items = expression_children(value)
             if len(items) != 1:
                 return Folded(None, (binding.name,))
-            return self.scalar(items[0], depth + 1)
-        return self.scalar(binding.value, depth + 1)
+            value = items[0]
+        folded = self.scalar(value, depth + 1)
+        if folded.value is None and folded.opaque:
+            # Computed at run time (`atoi(argv[1])`): the variable is what a reader can give.
+            return Folded(None, (binding.name,))
+        return folded
+
+    def _reaching_value(self, binding: Binding, use: Node | None) -> Node | None:
+        """The initializer or assignment whose value a reassigned local has at `use`."""
+        if use is None or binding.kind != "variable" or binding.declaration is None:
+            return None
+        reached = reaching_write(binding.declaration, use, self.writes_of(binding))
+        if reached is True:
+            return binding.value
+        return reached if isinstance(reached, Node) else None
+
+    def _parameter_value(self, binding: Binding, depth: int) -> Folded:
+        """A host function's parameter that every call in the file passes the same constant."""
+        unknown = Folded(None, (binding.name,))
+        function = binding.function
+        if function is not None and function_name(function) == "main":
+            return Folded(None, (binding.name,), opaque=True)  # the command line: run time
+        if (function is None or function.type != "function_definition" or _is_kernel(function)
+                or binding.name_node is None or depth > _MAX_DEPTH
+                or not self.is_stable(binding)):
+            return unknown
+        key = (function.id, binding.name_node.start_byte)
+        cached = self._parameter_values.get(key)
+        if cached is not None:
+            return cached
+        if key in self._resolving:
+            return unknown
+        self._resolving.add(key)
+        try:
+            found = self._from_callers(function, binding, depth)
+        finally:
+            self._resolving.discard(key)
+        self._parameter_values[key] = found
+        return found
+
+    def _from_callers(self, function: Node, binding: Binding, depth: int) -> Folded:
+        unknown = Folded(None, (binding.name,))
+        name = (function_name(function) or "").rsplit("::", 1)[-1]
+        position, default = _parameter_position(function, binding)
+        calls = self._calls_named(function, name) if name and position is not None else []
+        values: set[int] = set()
+        for call in calls:
+            arguments = call_arguments(call)
+            argument = arguments[position] if position is not None and position < len(
+                arguments) else default
+            if argument is None:
+                return unknown
+            caller = self._base.under(self._base.facts_at(call))
+            folded = caller.scalar(argument, depth + 1)
+            if folded.value is None:
+                return unknown
+            values.add(folded.value)
+        return Folded(values.pop()) if len(values) == 1 else unknown
+
+    def _calls_named(self, node: Node, name: str) -> list[Node]:
+        if self._base._calls is None:
+            root = node
+            while root.parent is not None:
+                root = root.parent
+            calls: dict[str, list[Node]] = {}
+            for call in captures(root, "(call_expression) @call").get("call", []):
+                callee = callee_name(call)
+                if callee is not None:
+                    calls.setdefault(callee, []).append(call)
+            self._base._calls = calls
+        return self._base._calls.get(name, [])
 
     def _field(self, node: Node, depth: int) -> Folded:
         argument = node.child_by_field_name("argument")
         field = node.child_by_field_name("field")
         if argument is None or field is None or text_of(field) not in ("x", "y", "z"):
-            return Folded(None, (text_of(node),))
+            return Folded(None, (text_of(node),), opaque=True)
         folded = self.dim3(argument, depth + 1)
         value = {"x": folded.x, "y": folded.y, "z": folded.z}[text_of(field)]
         return Folded(value, folded.unresolved if value is None else ())
@@ -448,7 +597,7 @@ class Folder:
         right = self.scalar(right_node, depth + 1)
         unresolved = _merge(left.unresolved, right.unresolved)
         if left.value is None or right.value is None:
-            return Folded(None, unresolved)
+            return Folded(None, unresolved, left.opaque or right.opaque)
         a, b = left.value, right.value
         if operator in ("/", "%") and b == 0:
             return Folded(None, (text_of(node),))
@@ -464,16 +613,72 @@ class Folder:
         values = [self.scalar(a, depth + 1) for a in expression_children(arguments)]
         unresolved = _merge(*(v.unresolved for v in values))
         if any(v.value is None for v in values):
-            return Folded(None, unresolved)
+            return Folded(None, unresolved, any(v.opaque for v in values))
         numbers = [v.value for v in values if v.value is not None]
         short = name.rsplit("::", 1)[-1]
+        macro = self.symbols.macro_functions.get(short)
+        if macro is not None and len(macro[0]) == len(numbers):
+            return self.fold_text(_expand_macro(macro, [f"({n})" for n in numbers]))
         if is_ceil_div_name(name) and len(numbers) == 2 and numbers[1] != 0:
             return Folded(-c_divide(-numbers[0], numbers[1]))
         if short in ("min", "max", "__min", "__max") and len(numbers) == 2:
             return Folded(min(numbers) if "min" in short else max(numbers))
         if (name in _PASS_THROUGH_CALLS or short in _PASS_THROUGH_CALLS) and len(numbers) == 1:
             return Folded(numbers[0])
-        return Folded(None, (name,))
+        self.opaque_names.add(name)
+        return Folded(None, (name,), opaque=True)
+
+    def expanded_text(self, node: Node, depth: int = 0) -> str:
+        """The expression as text, every name that folds replaced by its value and every local
+        variable that does not by its initializer: the names left are the ones the source
+        leaves open (a parameter without callers, a template parameter, a run-time value)."""
+        folded = self.scalar(node)
+        if folded.value is not None:
+            return str(folded.value)
+        if depth > _MAX_DEPTH // 4:
+            return text_of(node)
+        if node.type == "identifier":
+            return self._expanded_name(node, depth)
+        if node.type == "field_expression":
+            argument = node.child_by_field_name("argument")
+            field_node = node.child_by_field_name("field")
+            field_text = text_of(field_node) if field_node is not None else ""
+            axis = "xyz".find(field_text) if len(field_text) == 1 else -1
+            components = self.dim3_components(argument, depth) if argument is not None else None
+            if axis >= 0 and components is not None:
+                component = components[axis]
+                return "1" if component is None else f"({self.expanded_text(component, depth + 1)})"
+            return text_of(node)
+        if node.type == "call_expression":
+            expanded = self._expanded_macro(node, depth)
+            if expanded is not None:
+                return expanded
+        return _rebuild(node, lambda child: self.expanded_text(child, depth + 1))
+
+    def _expanded_name(self, node: Node, depth: int) -> str:
+        binding = self.resolve(node)
+        if binding is None or binding.kind not in ("variable", "constant") or binding.is_dim3:
+            return text_of(node)
+        value = binding.value if self.is_stable(binding) else self._reaching_value(binding, node)
+        if value is not None and value.type in ARGUMENT_LISTS:
+            items = expression_children(value)
+            value = items[0] if len(items) == 1 else None
+        if value is None or self.scalar(value).opaque:
+            return text_of(node)
+        return f"({self.expanded_text(value, depth + 1)})"
+
+    def _expanded_macro(self, call: Node, depth: int) -> str | None:
+        name = callee_name(call)
+        macro = self.symbols.macro_functions.get(name or "")
+        arguments = call_arguments(call)
+        if macro is None or len(macro[0]) != len(arguments):
+            return None
+        texts = [f"({self.expanded_text(a, depth + 1)})" for a in arguments]
+        expression = parse_expression(_expand_macro(macro, texts))
+        if expression is None:
+            return None
+        self._snippets.append(expression)
+        return f"({self.expanded_text(expression.node, depth + 1)})"
 
     def dim3(self, node: Node, depth: int = 0) -> FoldedDim3:
         """Fold a grid or block argument: `dim3(...)`, `{...}`, a dim3 variable or a scalar."""
@@ -512,15 +717,68 @@ class Folder:
         return padded + [None] * (3 - len(padded))
 
     def _dim3_binding(self, binding: Binding, use: Node, depth: int) -> list[Node | None]:
+        value = binding.value
         if not self.is_stable(binding):
-            return [use, use, use]
-        if binding.value is None:
+            reached = reaching_write(binding.declaration, use, self.writes_of(binding)) \
+                if binding.declaration is not None else None
+            if reached is None:
+                return [use, use, use]
+            value = reached if isinstance(reached, Node) else value
+        if value is None:
             return [None, None, None]
-        if binding.value.type in ARGUMENT_LISTS:
-            items: list[Node | None] = [*expression_children(binding.value)[:3]]
+        if value.type in ARGUMENT_LISTS:
+            items: list[Node | None] = [*expression_children(value)[:3]]
             return items + [None] * (3 - len(items))
-        inner = self.dim3_components(binding.value, depth + 1)
-        return inner if inner is not None else [binding.value, None, None]
+        inner = self.dim3_components(value, depth + 1)
+        return inner if inner is not None else [value, None, None]
+
+
+def _is_kernel(function: Node) -> bool:
+    return any(not child.is_named and child.type == "__global__" for child in function.children)
+
+
+def _parameter_position(function: Node, binding: Binding) -> tuple[int | None, Node | None]:
+    """The parameter's index in its function's list, and its default value."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    if parameters is None:
+        return None, None
+    position = 0
+    for parameter in parameters.named_children:
+        if parameter.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        if binding.declaration is not None and parameter.id == binding.declaration.id:
+            return position, parameter.child_by_field_name("default_value")
+        position += 1
+    return None, None
+
+
+def _rebuild(node: Node, replace: Callable[[Node], str]) -> str:
+    """The node's text with each code child's text replaced."""
+    data = node.text or b""
+    pieces: list[str] = []
+    cursor = 0
+    for child in node.named_children:
+        if child.type == "comment":
+            continue
+        start, end = child.start_byte - node.start_byte, child.end_byte - node.start_byte
+        pieces.append(data[cursor:start].decode("utf-8", errors="replace"))
+        pieces.append(replace(child))
+        cursor = end
+    pieces.append(data[cursor:].decode("utf-8", errors="replace"))
+    return "".join(pieces)
+
+
+def _expand_macro(macro: tuple[tuple[str, ...], str], arguments: list[str]) -> str:
+    """A function-like macro's body with its parameters replaced by the arguments' text."""
+    names, body = macro
+    replacements = dict(zip(names, arguments, strict=True))
+    if not replacements:
+        return body
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b")
+    return pattern.sub(lambda match: replacements[match.group(1)], body)
 
 
 def _writes_by_function(written: list[Node]) -> dict[int, frozenset[str]]:

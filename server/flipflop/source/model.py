@@ -41,6 +41,9 @@ class Folded:
 
     value: int | None
     unresolved: tuple[str, ...] = ()
+    # Something other than a name blocked it (a call, a memory read): the value is computed at
+    # run time, so a variable holding it is itself the name to ask for.
+    opaque: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,10 @@ class GridAxis:
     threads_expression: str = ""
     rounding: Literal["ceil", "floor"] = "ceil"
     unresolved: tuple[str, ...] = ()
+    # A fixed axis written with names the block's extents use too, through constants
+    # (`(rows + per_block - 1) / per_block` with `per_block = THREADS / 32`, block `THREADS`):
+    # it follows the block when the source changes it.
+    tied_to_block: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,6 +168,17 @@ class ConfigArgument:
 
     text: str
     range: Range
+
+
+@dataclass(frozen=True)
+class LaunchExpressions:
+    """A launch's arguments as text, every name that folds replaced by its value and every local
+    variable by its initializer: the names left are those the source leaves open (a parameter
+    without callers, a template parameter, a value read at run time)."""
+
+    block: tuple[str, str, str]
+    shared_memory: str
+    arguments: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -190,6 +208,11 @@ class LaunchSite:
     constants: tuple[tuple[str, int], ...] = ()
     # The template arguments folded to integers, in order (None: not an integer constant).
     template_values: tuple[int | None, ...] = ()
+    # The kernel arguments folded where they are passed (None: not a constant there).
+    argument_values: tuple[int | None, ...] = ()
+    expressions: LaunchExpressions | None = None
+    # The names the launch's grid, block or shared memory wait for, as the source spells them.
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,11 @@ from flipflop.source.model import (
     Declaration,
     Folded,
     FoldedDim3,
+    GridAxis,
     Kernel,
     KernelParameter,
     LaunchBounds,
+    LaunchExpressions,
     LaunchSite,
     MacroDefinition,
     Range,
@@ -222,10 +224,12 @@ def _split_arguments(text: str) -> list[str]:
 # -- launches ------------------------------------------------------------------------------------
 
 
-def _launch(config: Node, index: LineIndex, folder: Folder,
+def _launch(config: Node, index: LineIndex, base: Folder,
             declarations: dict[tuple[int, int], Declaration]) -> LaunchSite:
     call = config.parent
     assert call is not None
+    # `case 256:` of `switch (threads)` around the launch: `threads` is 256 here.
+    folder = base.under(base.facts_at(call))
     callee = call.child_by_field_name("function") or config
     name_node, template_arguments = _callee_name(callee)
     arguments = [c for c in config.named_children if c.type not in ("comment",)]
@@ -235,11 +239,14 @@ def _launch(config: Node, index: LineIndex, folder: Folder,
     smem = arguments[2] if len(arguments) > 2 else None
     stream = arguments[3] if len(arguments) > 3 else None
     call_arguments = call.child_by_field_name("arguments")
+    passed = expression_children(call_arguments) if call_arguments is not None else []
     block_folded = folder.dim3(block) if block is not config else FoldedDim3(None, None, None)
     grid_folded = folder.dim3(grid) if grid is not config else FoldedDim3(None, None, None)
+    smem_folded = folder.scalar(smem) if smem is not None else Folded(0)
     for argument in (grid, block):
-        _record_declaration(argument, folder, index, declarations)
+        _record_declaration(argument, base, index, declarations)
     function = enclosing_function(call)
+    grid_axes = describe_grid(grid, block, block_folded, folder)
     return LaunchSite(
         kernel=text_of(name_node).rsplit("::", 1)[-1],
         callee=text_of(name_node),
@@ -252,16 +259,48 @@ def _launch(config: Node, index: LineIndex, folder: Folder,
         block=_argument(block, index),
         shared_memory=_argument(smem, index) if smem is not None else None,
         stream=_argument(stream, index) if stream is not None else None,
-        arguments=tuple(text_of(a) for a in expression_children(call_arguments))
-        if call_arguments is not None else (),
+        arguments=tuple(text_of(a) for a in passed),
         grid_folded=grid_folded,
         block_folded=block_folded,
-        shared_memory_folded=folder.scalar(smem) if smem is not None else Folded(0),
-        grid_axes=describe_grid(grid, block, block_folded, folder),
+        shared_memory_folded=smem_folded,
+        grid_axes=grid_axes,
         enclosing_function=function_name(function) if function is not None else None,
         in_loop=any(a.type in _LOOPS for a in ancestors(call)),
         template_values=_template_values(callee, folder),
+        argument_values=tuple(folder.scalar(a).value for a in passed),
+        expressions=LaunchExpressions(
+            block=_block_expressions(block, folder) if block is not config else ("", "", ""),
+            shared_memory=folder.expanded_text(smem) if smem is not None else "",
+            arguments=tuple(folder.expanded_text(a) for a in passed),
+        ),
+        needs=_needs(folder, grid_axes, block_folded, smem_folded),
     )
+
+
+def _block_expressions(block: Node, folder: Folder) -> tuple[str, str, str]:
+    components = folder.dim3_components(block)
+    if components is None:
+        return folder.expanded_text(block), "1", "1"
+    x, y, z = (folder.expanded_text(c) if c is not None else "1" for c in components)
+    return x, y, z
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+
+
+def _needs(folder: Folder, axes: tuple[GridAxis, GridAxis, GridAxis], block: FoldedDim3,
+           smem: Folded) -> tuple[str, ...]:
+    """The names that keep the grid, the block or the shared memory from folding."""
+    names: dict[str, None] = {}
+    groups = [a.unresolved for a in axes if a.value is None and
+              (a.kind != "covers" or a.threads is None)]
+    groups += [block.unresolved if block.value is None else (),
+               smem.unresolved if smem.value is None else ()]
+    for group in groups:
+        for name in group:
+            if _NAME.fullmatch(name) and name not in folder.opaque_names:
+                names.setdefault(name, None)
+    return tuple(names)
 
 
 def _template_of(callee: Node) -> Node:

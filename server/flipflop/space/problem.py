@@ -15,7 +15,7 @@ from typing import Literal
 from flipflop.analysis import KernelFeatures
 from flipflop.ir import PerformanceDirectives
 from flipflop.launch import Dim3, ProblemSize
-from flipflop.source.coverage import fold_text, problem_size
+from flipflop.source.coverage import fold_text, fold_text_axis, problem_size
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite
 
@@ -24,6 +24,10 @@ from flipflop.source.model import LaunchSite
 # profiled GPU, so the recommendation is not an artefact of a tiny grid.
 DEFAULT_THREADS_1D: Dim3 = (1 << 20, 1, 1)
 DEFAULT_THREADS_2D: Dim3 = (1024, 1024, 1)
+# Blocks assumed for a grid the source fixes whatever the block (`dim3 grid(B, NH)`,
+# `<<<rows, 256>>>`) but whose extents it leaves open: the 2^20 threads above in blocks of 256,
+# shared evenly by the unknown axes (4096; 64 × 64; 16 × 16 × 16).
+DEFAULT_GRID_BLOCKS = 4096
 
 ProblemOrigin = Literal["option", "annotation", "launch site", "default"]
 
@@ -47,6 +51,9 @@ class LaunchInputs:
     current_block: Dim3 | None
     dynamic_smem_bytes: int
     params: tuple[tuple[str, float], ...]  # PTX parameter names → values used
+    # The launch is written 1-D (block and grid) and its grid covers threads along x: a block
+    # with y or z above 1 would multiply the threads, whatever the kernel reads.
+    one_d: bool = False
 
     @property
     def two_d(self) -> bool:
@@ -63,30 +70,54 @@ def launch_inputs(
     site: LaunchSite | None,
     request: LaunchRequest,
     file_constants: Mapping[str, int],
-    default: Dim3 | None = None,
+    default: ProblemSize | None = None,
 ) -> LaunchInputs:
     """The inputs of the launch at `site` (None: the problem the user gave, or the default).
 
-    `default` replaces `DEFAULT_THREADS_*` as the threads assumed when nothing says, so a caller
-    can ask how the inputs would look had the guess been another.
+    `default` replaces the documented default (`DEFAULT_THREADS_*`, `DEFAULT_GRID_BLOCKS`) as
+    the problem assumed when nothing says, so a caller can ask how the inputs would look had the
+    guess been another.
     """
     params = parameter_values(features, source_kernel, site, request, file_constants)
     problem, origin = _problem(features, source_kernel, site, request, params, file_constants)
     if origin == "default" and default is not None:
-        problem = ProblemSize(threads=default)
+        problem = default
     if origin == "default" and site is not None and problem.threads is not None:
         # The grid covers a size the source leaves open (`(n + 255) / 256`): assume the default
         # size for it, and give the kernel argument that passes it the same value.
         params = {**_assumed_sizes(features, site, problem.threads), **params}
         known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
         problem = problem_size(site, known) or problem
+    given = host_values(site, request) if site is not None else {}
     return LaunchInputs(
         problem=problem,
         origin=origin,
-        current_block=current_block(source_kernel, site),
-        dynamic_smem_bytes=_dynamic_smem(source_kernel, site, request),
+        current_block=current_block(source_kernel, site, given),
+        dynamic_smem_bytes=_dynamic_smem(source_kernel, site, request, given),
         params=tuple(params.items()),
+        one_d=_covers_x_only(problem) and written_1d(site),
     )
+
+
+def _covers_x_only(problem: ProblemSize) -> bool:
+    """The problem is threads to cover along x alone (a taller block would multiply them)."""
+    if problem.threads is not None:
+        return problem.threads[1:] == (1, 1)
+    if problem.axes is not None:
+        return problem.axes[0][0] == "covers" and all(
+            kind == "fixed" and count == 1 for kind, count in problem.axes[1:]
+        )
+    return False
+
+
+def written_1d(site: LaunchSite | None) -> bool:
+    """The launch is written with a 1-D block and a 1-D grid (`<<<blocks, 256>>>`)."""
+    if site is None:
+        return False
+    block = site.block_folded
+    flat_block = block.y == 1 and block.z == 1
+    flat_grid = all(axis.kind == "fixed" and axis.value == 1 for axis in site.grid_axes[1:])
+    return flat_block and flat_grid
 
 
 def parameter_values(
@@ -102,9 +133,14 @@ def parameter_values(
     by_source_name = dict(zip(source_names, ptx_names, strict=False))
     values: dict[str, float] = {}
     if site is not None:
-        constants = {**file_constants, **dict(site.constants)}
-        for ptx_name, argument in zip(ptx_names, site.arguments, strict=False):
-            folded = fold_text(argument, constants)
+        constants = {**file_constants, **dict(site.constants), **host_values(site, request)}
+        folded_there = site.argument_values
+        for position, (ptx_name, argument) in enumerate(
+            zip(ptx_names, site.arguments, strict=False)
+        ):
+            folded = folded_there[position] if position < len(folded_there) else None
+            if folded is None:
+                folded = fold_text(argument, constants)
             if folded is not None:
                 values[ptx_name] = float(folded)
     annotated: list[tuple[str, int]] = []
@@ -135,18 +171,46 @@ def _problem(
     if annotation is not None and annotation.grid is not None:
         return ProblemSize(grid=annotation.grid), "annotation"
     if site is not None:
-        known = {**file_constants, **_argument_constants(features, source_kernel, site, params)}
+        known = {**file_constants, **_argument_constants(features, source_kernel, site, params),
+                 **host_values(site, request)}
         from_site = problem_size(site, known)
         if from_site is not None:
-            has_note = site.annotation is not None and (
-                site.annotation.threads is not None or site.annotation.grid is not None
+            note = site.annotation
+            has_note = note is not None and (
+                note.threads is not None or note.grid is not None
+                or any(name in site.needs for name, _ in note.params)
             )
             return from_site, "annotation" if has_note else "launch site"
-    return ProblemSize(threads=default_threads(features)), "default"
+        if all(axis.kind == "fixed" and not axis.tied_to_block for axis in site.grid_axes):
+            return ProblemSize(grid=default_grid(site, known)), "default"
+    return ProblemSize(threads=default_threads(features, site)), "default"
 
 
-def default_threads(features: KernelFeatures) -> Dim3:
-    return DEFAULT_THREADS_2D if features.uses_tid_y else DEFAULT_THREADS_1D
+def default_grid(site: LaunchSite, known: Mapping[str, int]) -> Dim3:
+    """A fixed grid with the extents the source gives and `DEFAULT_GRID_BLOCKS` shared by the
+    ones it leaves open."""
+    extents = [fold_text_axis(axis, known) for axis in site.grid_axes]
+    open_axes = sum(1 for extent in extents if extent is None)
+    share = max(1, round(DEFAULT_GRID_BLOCKS ** (1.0 / max(1, open_axes))))
+    x, y, z = (share if extent is None else max(1, extent) for extent in extents)
+    return (x, y, z)
+
+
+def default_threads(features: KernelFeatures, site: LaunchSite | None = None) -> Dim3:
+    """2-D when the kernel reads `threadIdx.y`, unless the launch is written 1-D (a kernel that
+    only linearises the thread index, as `cg::this_thread_block()` does, reads it too)."""
+    if features.uses_tid_y and not written_1d(site):
+        return DEFAULT_THREADS_2D
+    return DEFAULT_THREADS_1D
+
+
+def host_values(site: LaunchSite, request: LaunchRequest) -> dict[str, int]:
+    """Values given for the names a launch's grid, block or shared memory need (`// flipflop:
+    blocks=64` above it, or `--param blocks=64`)."""
+    given = list(request.params)
+    if site.annotation is not None:
+        given = [*site.annotation.params, *given]
+    return {name: int(value) for name, value in given if name in site.needs}
 
 
 def _assumed_sizes(
@@ -183,11 +247,20 @@ def _argument_constants(
     return known
 
 
-def current_block(source_kernel: SourceKernel | None, site: LaunchSite | None) -> Dim3 | None:
-    """The block the launch is written with, when the source or an annotation shows it."""
+def current_block(
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    given: Mapping[str, int] | None = None,
+) -> Dim3 | None:
+    """The block the launch is written with, when the source or an annotation shows it
+    (`given`: values for the names it needs)."""
     if site is not None:
         if site.annotation is not None and site.annotation.block is not None:
             return site.annotation.block
+        if site.block_folded.value is None and given and site.expressions is not None:
+            x, y, z = (fold_text(text, given) for text in site.expressions.block)
+            if x is not None and y is not None and z is not None:
+                return (x, y, z)
         return site.block_folded.value
     if source_kernel is not None and source_kernel.annotation is not None:
         return source_kernel.annotation.block
@@ -195,7 +268,10 @@ def current_block(source_kernel: SourceKernel | None, site: LaunchSite | None) -
 
 
 def _dynamic_smem(
-    source_kernel: SourceKernel | None, site: LaunchSite | None, request: LaunchRequest
+    source_kernel: SourceKernel | None,
+    site: LaunchSite | None,
+    request: LaunchRequest,
+    given: Mapping[str, int] | None = None,
 ) -> int:
     if request.dynamic_smem_bytes is not None:
         return request.dynamic_smem_bytes
@@ -207,6 +283,10 @@ def _dynamic_smem(
             return annotation.dynamic_smem_bytes
     if site is not None and site.shared_memory_folded.value is not None:
         return site.shared_memory_folded.value
+    if site is not None and given and site.expressions is not None:
+        folded = fold_text(site.expressions.shared_memory, given)
+        if folded is not None:
+            return folded
     return 0
 
 
