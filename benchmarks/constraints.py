@@ -20,7 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from flipflop.constraints import instance_constraints, read_source
-from flipflop.pipeline import AnalysisOptions, AnalysisResult, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
+from flipflop.results import AnalysisResult
 from flipflop.toolchain import find_toolchain
 from flipflop.toolchain.names import kernel_base_name
 

@@ -27,7 +27,8 @@ import time
 from pathlib import Path
 
 from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.space.kernel_tuner import kernel_tuner_launch
 from flipflop.space.request import SpaceOptions
 from flipflop.space.tunables import Configuration, choose_indices

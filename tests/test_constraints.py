@@ -31,7 +31,9 @@ from flipflop.formats.kernel_tuner_cache import load_cache_json
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import Dim3
 from flipflop.model import candidate_blocks
-from flipflop.pipeline import AnalysisOptions, AnalysisResult, KernelReport, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
+from flipflop.results import AnalysisResult, KernelReport
 from flipflop.source import parse_source
 from flipflop.source.annotations import parse_annotation
 from flipflop.source.model import Position, Range, TemplateParameter

@@ -7,7 +7,8 @@ from pathlib import Path
 from flipflop.advice.coverage import coverage
 from flipflop.findings import findings
 from flipflop.launch import LaunchShape
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.source import apply_edits
 
 CORPUS = Path(__file__).parent / "corpus"

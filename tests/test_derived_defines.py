@@ -13,7 +13,8 @@ import pytest
 
 from flipflop.formats.kernel_tuner_cache import read_kernel_tuner_cache
 from flipflop.formats.t1 import read_t1
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.space.errors import ExpressionError, SpaceError
 from flipflop.space.kernel_tuner import kernel_tuner_launch, parse_define
 from flipflop.space.request import SpaceOptions

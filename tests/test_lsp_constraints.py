@@ -13,7 +13,8 @@ from lsprotocol import types as lsp
 
 from cuda_toolchain import nvcc_for_tests
 from flipflop.findings import findings
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from lsp_fixtures.harness import apply_edits, diagnostics_for, open_document, running_server
 
 pytestmark = pytest.mark.usefixtures("cuda_toolchain")

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.space.errors import SpaceError
 from flipflop.space.request import SpaceOptions
 from flipflop.toolchain.names import instance_key, kernel_matches, written_instance

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from flipflop.findings import findings
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.source import apply_edits
 from flipflop.space.errors import SpaceError
 from flipflop.space.request import SpaceOptions

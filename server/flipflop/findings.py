@@ -12,7 +12,7 @@ from flipflop.advice import Advice
 from flipflop.advice.drivers import Driver
 from flipflop.launch import Dim3
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.rules import RULES, Severity
 from flipflop.source.edits import Refusal, rewrite_launch
 from flipflop.source.model import Range, TextEdit

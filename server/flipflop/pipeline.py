@@ -12,27 +12,25 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from flipflop.advice import Advice, NoLaunchableConfig, advise
 from flipflop.advice.assumptions import (
-    Influence,
-    block_unknown_because,
     launch_assumptions,
-    size_unknown_because,
 )
-from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.analysis import KernelFeatures, extract_features
 from flipflop.analysis.work import ThreadWork
 from flipflop.constraints import BlockConstraints, SourceReading, instance_constraints, read_source
 from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.ir import Module, PerformanceDirectives
-from flipflop.launch import Dim3, LaunchShape, ProblemSize
+from flipflop.launch import LaunchShape, ProblemSize
 from flipflop.model import candidate_blocks
+from flipflop.options import AnalysisOptions
 from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
+from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.source import parse_source
 from flipflop.source.elsewhere import parameter_names
 from flipflop.source.focus import focus_order
@@ -41,142 +39,29 @@ from flipflop.source.model import Annotation, LaunchSite, SourceFile
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.space.errors import SpaceError
 from flipflop.space.problem import (
-    LaunchRequest,
     ProblemOrigin,
     block_limit,
     launch_inputs,
 )
-from flipflop.space.request import SpaceOptions, space_annotation
+from flipflop.space.request import space_annotation
 from flipflop.toolchain import (
     AssemblyResult,
     BuildResult,
-    CompileOptions,
     CompileResult,
     KernelInfo,
     ToolCancelled,
     Toolchain,
-    ToolDiagnostic,
     assemble,
     compile_to_ptx,
     find_toolchain,
 )
 from flipflop.toolchain.build import describe_kernels
 from flipflop.toolchain.names import kernel_base_name, kernel_matches, written_instance
-from flipflop.tuning import SpaceReport, analyze_space, requested_template
+from flipflop.tuning import analyze_space, requested_template
 from flipflop.variants.pool import Progress
 
 # `flipflop.toolchain.assemble`'s signature: (ptx, arch, toolchain, timeout_s, cancel).
 Assembler = Callable[[str, str, Toolchain, float, "threading.Event | None"], AssemblyResult]
-
-@dataclass(frozen=True)
-class AnalysisOptions:
-    """Everything the user can set for one analysis (CLI flags or editor settings)."""
-
-    gpu: str = "rtx3070"
-    arch: str | None = None  # default: the GPU profile's architecture
-    nvcc_path: str | None = None
-    include_dirs: tuple[Path, ...] = ()
-    defines: tuple[str, ...] = ()
-    std: str | None = None
-    extra_args: tuple[str, ...] = ()
-    compile_commands: Path | None = None
-    compile_timeout_s: float = 60.0
-    kernel: str | None = None  # mangled or source name; None: every kernel
-    grid: Dim3 | None = None
-    threads: Dim3 | None = None
-    dynamic_smem_bytes: int | None = None
-    params: tuple[tuple[str, float], ...] = ()  # source-level or PTX parameter names
-    blocks: tuple[Dim3, ...] | None = None
-    slack: float = 0.05
-    power_limits: bool = False
-    shortlist_share: float = DEFAULT_SHORTLIST_SHARE  # of the space worth measuring
-    # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
-    space: SpaceOptions = field(default_factory=SpaceOptions)
-
-    def launch_request(self) -> LaunchRequest:
-        return LaunchRequest(self.grid, self.threads, self.dynamic_smem_bytes, self.params)
-
-    def compile_options(self) -> CompileOptions:
-        return CompileOptions(
-            include_dirs=self.include_dirs,
-            defines=self.defines,
-            std=self.std,
-            extra_args=self.extra_args,
-            compile_commands=self.compile_commands,
-            timeout_s=self.compile_timeout_s,
-        )
-
-
-@dataclass(frozen=True)
-class LaunchReport:
-    """The advice for one launch of a kernel (one launch site, or the problem the user gave)."""
-
-    site: LaunchSite | None
-    problem: ProblemSize
-    problem_origin: ProblemOrigin
-    current_block: Dim3 | None
-    dynamic_smem_bytes: int
-    params: tuple[tuple[str, float], ...]  # PTX parameter names → values used
-    advice: Advice
-    # The same search without the kernel's launch bounds, when it has some: what they cost.
-    unbounded: Advice | None = None
-    # The inputs that were guessed, the one the recommendation rests on most first.
-    assumptions: tuple[Influence, ...] = ()
-    # The search space of compile-time tunables, when the configurations are variants.
-    space: SpaceReport | None = None
-
-    @property
-    def size_assumed(self) -> bool:
-        """The problem size is the documented default: absolute time, energy and traffic hold
-        for that size only."""
-        return self.problem_origin == "default"
-
-    @property
-    def size_unknown_because(self) -> str:
-        return size_unknown_because(self.site)
-
-    @property
-    def block_unknown_because(self) -> str | None:
-        return block_unknown_because(self.site, self.current_block)
-
-
-@dataclass(frozen=True)
-class KernelReport:
-    info: KernelInfo
-    resources: Resources
-    features: KernelFeatures
-    source_kernel: SourceKernel | None
-    launches: tuple[LaunchReport, ...]  # at least one
-    # What the kernel's code needs of its block, before any launch (`flipflop.constraints`);
-    # each launch's advice holds them resolved at that launch.
-    constraints: BlockConstraints = field(default_factory=BlockConstraints)
-
-    @property
-    def primary(self) -> LaunchReport:
-        return self.launches[0]
-
-
-@dataclass(frozen=True)
-class AnalysisResult:
-    path: Path
-    profile: GpuProfile
-    toolchain: Toolchain
-    arch: str
-    build: BuildResult
-    source: SourceFile
-    module: Module | None
-    kernels: tuple[KernelReport, ...]
-    notes: tuple[str, ...] = field(default=())  # why a kernel was skipped, etc.
-
-    @property
-    def diagnostics(self) -> tuple[ToolDiagnostic, ...]:
-        return self.build.diagnostics
-
-    @property
-    def failed(self) -> bool:
-        """The source did not compile (a search space fails only when no variant compiles)."""
-        return not self.kernels and not self.build.compile.ok
-
 
 def analyze(
     path: Path,

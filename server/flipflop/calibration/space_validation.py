@@ -19,7 +19,8 @@ from flipflop.calibration.validation import FileValidation, ScoredConfig, score_
 from flipflop.formats.measured import MeasuredConfig, MeasuredSpace
 from flipflop.formats.t1 import T1Input
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import AnalysisOptions, analyze
+from flipflop.options import AnalysisOptions
+from flipflop.pipeline import analyze
 from flipflop.space.tunables import Configuration, choose_indices
 
 

@@ -22,10 +22,11 @@ from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
 from flipflop.formats.errors import FormatError
 from flipflop.gpu.profiles import UnknownGpuError
-from flipflop.pipeline import AnalysisResult, analyze
+from flipflop.pipeline import analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
 from flipflop.report.table import analysis_to_table
+from flipflop.results import AnalysisResult
 from flipflop.space.errors import SourcePositionError, SpaceError
 from flipflop.toolchain import ToolchainError
 

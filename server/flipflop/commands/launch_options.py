@@ -8,7 +8,7 @@ from pathlib import Path
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.formats.tune_file import read_tune_file
 from flipflop.launch import Dim3
-from flipflop.pipeline import AnalysisOptions
+from flipflop.options import AnalysisOptions
 from flipflop.space.request import SpaceOptions
 
 

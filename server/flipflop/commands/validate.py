@@ -180,7 +180,7 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
     from flipflop.calibration.space_validation import MeasuredKernel, validate_measured_space
     from flipflop.formats.measurements import read_measured_space
     from flipflop.formats.t1 import read_t1
-    from flipflop.pipeline import AnalysisOptions
+    from flipflop.options import AnalysisOptions
 
     t1_path = args.t1
     if t1_path is None and (path.parent / "T1.json").is_file():
@@ -279,7 +279,8 @@ def validate_measurements(
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
 ) -> FileValidation:
     """Analyse the measured file with exactly the measured block shapes, then score it."""
-    from flipflop.pipeline import AnalysisOptions, analyze
+    from flipflop.options import AnalysisOptions
+    from flipflop.pipeline import analyze
 
     path = source_path(data, measurements)
     options = AnalysisOptions(

@@ -11,10 +11,10 @@ from flipflop.analysis.spelling import source_spelling
 from flipflop.findings import Finding, Fix
 from flipflop.launch import LaunchShape
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.json_report import prediction_brief
 from flipflop.report.rows import ConfigRow, TieRow, describe_tie, report_rows
+from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.rules import RULES
 from flipflop.source.model import Range, TextEdit
 from flipflop.units import format_energy, format_shape, format_time

@@ -24,7 +24,7 @@ from flipflop.lsp import convert
 from flipflop.lsp.session import Focus, Outcome, OutcomeCache, content_key
 from flipflop.lsp.settings import Settings, parse_settings
 from flipflop.lsp.workers import AnalysisWorkers
-from flipflop.pipeline import KernelReport, LaunchReport
+from flipflop.results import KernelReport, LaunchReport
 from flipflop.source.model import Range
 
 CUSTOM_CHART = "flipflop/kernelChart"

@@ -14,7 +14,8 @@ from pathlib import Path
 from flipflop.findings import Finding, findings
 from flipflop.gpu.profiles import UnknownGpuError
 from flipflop.lsp.settings import Settings
-from flipflop.pipeline import AnalysisResult, analyze
+from flipflop.pipeline import analyze
+from flipflop.results import AnalysisResult
 from flipflop.toolchain import (
     AssemblyResult,
     ToolCancelled,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flipflop.launch import Dim3
-from flipflop.pipeline import AnalysisOptions
+from flipflop.options import AnalysisOptions
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import LaunchReport
+from flipflop.results import LaunchReport
 from flipflop.units import format_shape
 
 

@@ -10,7 +10,7 @@ from flipflop.analysis.report import features_json
 from flipflop.constraints import BlockConstraints
 from flipflop.launch import Dim3, LaunchShape
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
+from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.tuning import SpaceReport
 
 JsonObject = dict[str, Any]

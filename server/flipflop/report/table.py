@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 from flipflop.model.predict import Prediction
-from flipflop.pipeline import AnalysisResult, KernelReport, LaunchReport
 from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.rows import ConfigRow, TieRow, report_rows
+from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.units import format_energy, format_time
 
 
