@@ -46,8 +46,9 @@ def test_nvrtc_and_nvcc_agree(cuda_toolchain: Toolchain) -> None:
 
     shape = LaunchShape((128, 1, 1), (32768, 1, 1))
     for kernel in (nvrtc_kernel, nvcc_kernel):
+        # `n` by its source name: the guard `i < n` is counted on sampled blocks, to 1e-5.
         work = kernel.features.work(shape, {"n": 16777216.0})
-        assert work.global_store_bytes == pytest.approx(16.0)
+        assert work.global_store_bytes == pytest.approx(16.0, rel=1e-4)
 
 
 def test_tunables_change_the_compiled_code(cuda_toolchain: Toolchain) -> None:

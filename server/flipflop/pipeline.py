@@ -19,20 +19,19 @@ from flipflop.advice import Advice, NoLaunchableConfig, advise
 from flipflop.advice.assumptions import (
     launch_assumptions,
 )
-from flipflop.analysis import KernelFeatures, extract_features
+from flipflop.analysis import KernelFeatures
 from flipflop.analysis.work import ThreadWork
 from flipflop.constraints import BlockConstraints, SourceReading, instance_constraints, read_source
+from flipflop.front import ReadPtx, kernel_features, read_ptx
 from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.ir import Module, PerformanceDirectives
 from flipflop.launch import LaunchShape, ProblemSize
 from flipflop.model import candidate_blocks
 from flipflop.options import AnalysisOptions
-from flipflop.ptx import parse_ptx
 from flipflop.resources import Resources
 from flipflop.results import AnalysisResult, KernelReport, LaunchReport
 from flipflop.source import parse_source
-from flipflop.source.elsewhere import parameter_names
 from flipflop.source.focus import focus_order
 from flipflop.source.instances import launches_of_instance
 from flipflop.source.model import Annotation, LaunchSite, SourceFile
@@ -46,11 +45,11 @@ from flipflop.space.problem import (
 from flipflop.space.request import space_annotation
 from flipflop.toolchain import (
     AssemblyResult,
-    BuildResult,
     CompileResult,
     KernelInfo,
     ToolCancelled,
     Toolchain,
+    ToolDiagnostic,
     assemble,
     compile_to_ptx,
     find_toolchain,
@@ -100,9 +99,8 @@ def analyze(
                               annotated, cancel, progress)
     compiled = _compile_requested(path, source_text, source, tools, arch, options, cancel)
     if not compiled.ok:
-        failed = BuildResult(compile=compiled, assembly=None, kernels=())
-        return AnalysisResult(path, profile, tools, arch, failed, source, None, ())
-    named = describe_kernels(compiled.ptx, {}, path, source_text)
+        return AnalysisResult(path, profile, tools, arch, compiled.diagnostics, False, source,
+                              None, ())
     # ptxas -v only adds resource usage. Parsing the PTX and counting the work of every candidate
     # shape need none of it, so they run while ptxas does: ptxas is a third of nvcc's time.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="flipflop-ptxas") as pool:
@@ -113,16 +111,19 @@ def analyze(
         def resources_of(name: str) -> Resources | None:
             return assembling.result().resources.get(name)
 
+        def diagnostics() -> tuple[ToolDiagnostic, ...]:
+            return compiled.diagnostics + assembling.result().diagnostics
+
         def partial(done: list[KernelReport]) -> None:
             if early is not None:
-                early(AnalysisResult(path, profile, tools, compiled.arch,
-                                     _built(compiled, assembling.result(), named), source, None,
-                                     tuple(done)))
+                early(AnalysisResult(path, profile, tools, compiled.arch, diagnostics(), True,
+                                     source, None, tuple(done)))
 
         work = _Work(kernel_progress, focus_line, partial if early is not None else None, cancel)
+        front: ReadPtx | None = None
         try:
-            module = parse_ptx(compiled.ptx, str(path))
-            kernels, notes = _kernel_reports(profile, module, named, source, options, resources_of,
+            front = read_ptx(compiled.ptx, path, source_text)
+            kernels, notes = _kernel_reports(profile, front, source, options, resources_of,
                                              path, work)
         except ToolCancelled:
             raise
@@ -130,15 +131,16 @@ def analyze(
             if assembling.result().ok:
                 raise
             # PTX that ptxas rejects may defeat the analysis too; ptxas's errors say why.
-            module, kernels, notes = None, [], []
-        assembled = assembling.result()
-    built = _built(compiled, assembled, named)
+            front, kernels, notes = None, [], []
+        messages = diagnostics()
     if options.kernel is not None and not kernels:
-        known = ", ".join(k.display_name for k in built.kernels) or "none"
+        named = front.kernels if front is not None else describe_kernels(
+            compiled.ptx, {}, path, source_text)
+        known = ", ".join(k.display_name for k in named) or "none"
         notes.append(f"no kernel matches '{options.kernel}'; kernels in this file: {known}")
     return AnalysisResult(
-        path, profile, tools, built.compile.arch, built, source, module, tuple(kernels),
-        tuple(notes),
+        path, profile, tools, compiled.arch, messages, True, source,
+        front.module if front is not None else None, tuple(kernels), tuple(notes),
     )
 
 
@@ -161,17 +163,6 @@ def _compile_requested(path: Path, source_text: str, source: SourceFile, tools: 
         return plain
     errors = [d.message for d in compiled.diagnostics if d.severity == "error"]
     raise SpaceError(template.refusal(instance, errors[0] if errors else "nvcc refused them"))
-
-
-def _built(
-    compiled: CompileResult, assembled: AssemblyResult, named: tuple[KernelInfo, ...]
-) -> BuildResult:
-    usage = assembled.resources
-    return BuildResult(
-        compile=compiled,
-        assembly=assembled,
-        kernels=tuple(replace(info, resources=usage.get(info.name)) for info in named),
-    )
 
 
 @dataclass(frozen=True)
@@ -225,19 +216,17 @@ def _analyze_space(
         space=report,
     )
     source_kernel = source.kernel(kernel_base_name(analysis.kernel.display_name))
-    compiled = CompileResult(path.absolute(), arch, "", analysis.diagnostics, (), 0.0, 0)
     kernel_report = KernelReport(analysis.kernel, analysis.resources, analysis.features,
                                  source_kernel, (launch,))
     return AnalysisResult(
-        path, profile, tools, arch, BuildResult(compiled, None, (analysis.kernel,)), source,
-        None, (kernel_report,), report.notes,
+        path, profile, tools, arch, analysis.diagnostics, True, source, None, (kernel_report,),
+        report.notes,
     )
 
 
 def _kernel_reports(
     profile: GpuProfile,
-    module: Module,
-    named: tuple[KernelInfo, ...],
+    front: ReadPtx,
     source: SourceFile,
     options: AnalysisOptions,
     resources_of: Callable[[str], Resources | None],
@@ -246,7 +235,7 @@ def _kernel_reports(
 ) -> tuple[list[KernelReport], list[str]]:
     notes: list[str] = []
     headers: dict[str, SourceFile | None] = {}
-    selected = [info for info in named if _selected(info, options.kernel)]
+    selected = [info for info in front.kernels if _selected(info, options.kernel)]
     order, first_batch = focus_order(
         source, [kernel_base_name(info.display_name) for info in selected], work.focus_line
     )
@@ -257,8 +246,8 @@ def _kernel_reports(
         if work.cancel is not None and work.cancel.is_set():
             raise ToolCancelled("the analysis was cancelled")
         info = selected[position]
-        report = _kernel_report(profile, module, info, source, options, resources_of, headers,
-                                KernelSource(reading, defines, path))
+        report = _kernel_report(profile, front.module, info, source, options, resources_of,
+                                headers, KernelSource(reading, defines, path))
         if isinstance(report, str):
             notes.append(report)
         else:
@@ -284,9 +273,7 @@ def _kernel_report(
     """One kernel's report, or the note that says why it has none."""
     source_kernel = source.kernel(kernel_base_name(info.display_name))
     # Messages name parameters as the source does, a kernel from an included header too.
-    names = tuple(p.name for p in source_kernel.parameters) if source_kernel is not None \
-        else parameter_names(info.file, kernel_base_name(info.display_name), headers)
-    features = extract_features(module, info.name, names)
+    features = kernel_features(module, info, source, headers)
     function = module.function(info.name)
     directives = function.directives if function else PerformanceDirectives()
 

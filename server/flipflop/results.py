@@ -22,7 +22,7 @@ from flipflop.resources import Resources
 from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite, SourceFile
 from flipflop.space.problem import ProblemOrigin
-from flipflop.toolchain import BuildResult, KernelInfo, Toolchain, ToolDiagnostic
+from flipflop.toolchain import KernelInfo, Toolchain, ToolDiagnostic
 from flipflop.tuning import SpaceReport
 
 
@@ -81,17 +81,15 @@ class AnalysisResult:
     profile: GpuProfile
     toolchain: Toolchain
     arch: str
-    build: BuildResult
+    # Every message of nvcc and ptxas (of the configuration that stands for a search space).
+    diagnostics: tuple[ToolDiagnostic, ...]
+    compiled: bool  # the source compiled (a search space: some configuration did)
     source: SourceFile
     module: Module | None
     kernels: tuple[KernelReport, ...]
     notes: tuple[str, ...] = field(default=())  # why a kernel was skipped, etc.
 
     @property
-    def diagnostics(self) -> tuple[ToolDiagnostic, ...]:
-        return self.build.diagnostics
-
-    @property
     def failed(self) -> bool:
         """The source did not compile (a search space fails only when no variant compiles)."""
-        return not self.kernels and not self.build.compile.ok
+        return not self.kernels and not self.compiled

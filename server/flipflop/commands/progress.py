@@ -23,7 +23,10 @@ def progress_bar(description: str, unit: str = "variant") -> Iterator[Progress]:
                 return
             from tqdm import tqdm
 
-            bar.append(tqdm(total=total, desc=description, unit=unit, leave=False))
+            # Every step is drawn (`mininterval=0`): kernels are few, and a bar that skips
+            # its last steps would end short of its total.
+            bar.append(tqdm(total=total, desc=description, unit=unit, leave=False,
+                            mininterval=0.0))
         current = bar[0]
         if current is not None:
             current.update(done - current.n)

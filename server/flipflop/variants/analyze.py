@@ -1,4 +1,5 @@
-"""One variant of a source: compile it (NVRTC or nvcc + ptxas), parse the PTX, extract features.
+"""One variant of a source: compile it (NVRTC or nvcc + ptxas), then the front half every analysis
+shares (`flipflop.front`: parse the PTX, name the kernels, extract features).
 
 Runs in a worker process (see `flipflop.variants.pool`), so everything it takes and returns is
 plain picklable data. Compile failures are results, not exceptions: a tunable configuration that
@@ -14,12 +15,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from flipflop.analysis import KernelFeatures, extract_features
-from flipflop.ptx import parse_ptx
+from flipflop.analysis import KernelFeatures
+from flipflop.front import kernel_features, read_ptx
 from flipflop.ptx.errors import PtxSyntaxError
 from flipflop.resources import Resources
-from flipflop.toolchain.build import KernelInfo, describe_kernels
-from flipflop.toolchain.compile import CompileOptions, compile_to_ptx, effective_flags
+from flipflop.source.model import SourceFile
+from flipflop.source.parse import parse_source
+from flipflop.toolchain.build import KernelInfo, build
+from flipflop.toolchain.compile import CompileOptions, effective_flags
 from flipflop.toolchain.diagnostics import (
     ToolDiagnostic,
     ensure_failure_reported,
@@ -27,7 +30,7 @@ from flipflop.toolchain.diagnostics import (
 )
 from flipflop.toolchain.discovery import Toolchain
 from flipflop.toolchain.names import kernel_matches
-from flipflop.toolchain.ptxas import PtxSourceMap, assemble, parse_ptxas_verbose
+from flipflop.toolchain.ptxas import PtxSourceMap, parse_ptxas_verbose
 from flipflop.variants.cache import DiskCache, cache_key, compile_key, included_files
 from flipflop.variants.nvrtc import compile_with_nvrtc, nvrtc_options, nvrtc_version
 
@@ -183,19 +186,15 @@ def _analyze(job: VariantJob, key: str, cache: DiskCache | None) -> VariantAnaly
 
 
 def _features(job: VariantJob, ptx: str, usage: dict[str, Resources]) -> tuple[VariantKernel, ...]:
-    module = parse_ptx(ptx, str(job.path))
-    named = describe_kernels(ptx, {}, job.path, job.text)
-    kernels: list[VariantKernel] = []
-    for info in named:
-        if not _selected(info, job.kernel):
-            continue
-        resources = usage.get(info.name)
-        if resources is None:
-            continue
-        kernels.append(
-            VariantKernel(replace(info, resources=resources), extract_features(module, info.name))
-        )
-    return tuple(kernels)
+    """The selected kernels that assembled, with their features (`flipflop.front`)."""
+    front = read_ptx(ptx, job.path, job.text, usage)
+    source = parse_source(job.text)
+    headers: dict[str, SourceFile | None] = {}
+    return tuple(
+        VariantKernel(info, kernel_features(front.module, info, source, headers))
+        for info in front.kernels
+        if _selected(info, job.kernel) and info.resources is not None
+    )
 
 
 def _selected(info: KernelInfo, wanted: str | None) -> bool:
@@ -204,14 +203,10 @@ def _selected(info: KernelInfo, wanted: str | None) -> bool:
 
 
 def _nvcc_compile(job: VariantJob) -> tuple[str, tuple[ToolDiagnostic, ...], dict[str, Resources]]:
-    compiled = compile_to_ptx(job.path, job.text, job.toolchain, job.arch, job.options)
-    if not compiled.ok:
-        return "", compiled.diagnostics, {}
-    assembled = assemble(compiled.ptx, compiled.arch, job.toolchain, job.options.timeout_s)
-    diagnostics = compiled.diagnostics + assembled.diagnostics
-    if not assembled.ok:
-        return "", diagnostics, {}
-    return compiled.ptx, diagnostics, dict(assembled.resources)
+    built = build(job.path, job.text, job.options, job.arch, job.toolchain)
+    if not built.ok or built.assembly is None:
+        return "", built.diagnostics, {}
+    return built.ptx, built.diagnostics, dict(built.assembly.resources)
 
 
 def _nvrtc_compile(job: VariantJob) -> tuple[str, tuple[ToolDiagnostic, ...], dict[str, Resources]]:
