@@ -15,7 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from flipflop.advice import Advice, NoLaunchableConfig, advise
+from flipflop.advice import NoLaunchableConfig
+from flipflop.advice.advise import LaunchSearch
 from flipflop.advice.assumptions import (
     launch_assumptions,
 )
@@ -400,36 +401,21 @@ def _launch_report(
     if resources is None:
         return None
 
-    def search(
-        limit: int | None,
-        problem: ProblemSize = problem,
-        work_for: Callable[[LaunchShape], ThreadWork] = work_for,
-        dynamic_smem: int = dynamic_smem,
-    ) -> Advice:
-        return advise(
-            profile,
-            resources,
-            work_for,
-            problem,
-            two_d=two_d,
-            three_d=three_d,
-            current_block=current,
-            blocks=options.blocks,
-            power_limits=options.power_limits,
-            slack=options.slack,
-            shortlist_share=options.shortlist_share,
-            dynamic_smem_bytes=dynamic_smem,
-            block_limit=limit,
-            constraints=constraints if limit is not None else unbounded_constraints,
-            size_assumed=inputs.origin == "default",
-        )
-
-    advice = search(bound)
-    unbounded = search(None) if bound is not None else None
+    search = LaunchSearch(
+        profile, resources, two_d=two_d, three_d=three_d, current_block=current,
+        blocks=options.blocks, power_limits=options.power_limits, slack=options.slack,
+        shortlist_share=options.shortlist_share, block_limit=bound, constraints=constraints,
+        size_assumed=inputs.origin == "default",
+    )
+    advice = search.advise(problem, work_for, dynamic_smem)
+    unbounded = None
+    if bound is not None:
+        raised = replace(search, block_limit=None, constraints=unbounded_constraints)
+        unbounded = raised.advise(problem, work_for, dynamic_smem)
     assumptions = launch_assumptions(
         features, source_kernel, site, inputs, options.launch_request(), file_constants, advice,
-        lambda problem, work, smem: search(bound, problem, work, smem),
-    )  # fmt: skip
+        search,
+    )
     return LaunchReport(
         site, problem, inputs.origin, current, dynamic_smem, inputs.params, advice, unbounded,
         assumptions,

@@ -128,6 +128,38 @@ class _Evaluated:
     work: ThreadWork
 
 
+@dataclass(frozen=True)
+class LaunchSearch:
+    """The advisor with one launch's settings fixed. What may still vary is what the analysis
+    had to guess: the problem size, the work per shape (loop trip counts, kernel arguments)
+    and the dynamic shared memory; `flipflop.advice.assumptions` asks again with each guess
+    changed."""
+
+    profile: GpuProfile
+    resources: Resources
+    two_d: bool = False
+    three_d: bool = False
+    current_block: Dim3 | None = None
+    blocks: Sequence[Dim3] | None = None
+    power_limits: bool = False
+    slack: float = 0.05
+    shortlist_share: float = DEFAULT_SHORTLIST_SHARE
+    block_limit: int | None = None
+    constraints: BlockConstraints | None = None
+    size_assumed: bool = False
+
+    def advise(self, problem: ProblemSize, work_for: Callable[[LaunchShape], ThreadWork],
+               dynamic_smem_bytes: int = 0) -> Advice:
+        return advise(
+            self.profile, self.resources, work_for, problem,
+            two_d=self.two_d, three_d=self.three_d, current_block=self.current_block,
+            blocks=self.blocks, power_limits=self.power_limits, slack=self.slack,
+            dynamic_smem_bytes=dynamic_smem_bytes, block_limit=self.block_limit,
+            shortlist_share=self.shortlist_share, constraints=self.constraints,
+            size_assumed=self.size_assumed,
+        )
+
+
 def advise(
     profile: GpuProfile,
     resources: Resources,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from flipflop.advice.advise import Advice, NoLaunchableConfig, Recommendation
+from flipflop.advice.advise import Advice, LaunchSearch, NoLaunchableConfig, Recommendation
 from flipflop.advice.ties import configuration_key, values_tie
 from flipflop.analysis import KernelFeatures
 from flipflop.analysis import expr as ex
@@ -27,9 +27,6 @@ from flipflop.source.model import Kernel as SourceKernel
 from flipflop.source.model import LaunchSite
 from flipflop.space.problem import LaunchInputs, LaunchRequest, launch_inputs
 from flipflop.units import format_shape
-
-# The advisor with the launch's settings fixed: (problem, work per shape, dynamic smem) → advice.
-Search = Callable[[ProblemSize, Callable[[LaunchShape], ThreadWork], int], Advice]
 
 GuessKind = Literal["problem size", "parameter", "trip count", "dynamic shared memory"]
 
@@ -184,9 +181,10 @@ def launch_assumptions(
     request: LaunchRequest,
     file_constants: Mapping[str, int],
     advice: Advice,
-    search: Search,
+    search: LaunchSearch,
 ) -> tuple[Influence, ...]:
-    """The guessed inputs of one launch, ranked by how much `advice` rests on them."""
+    """The guessed inputs of one launch, ranked by how much `advice` rests on them; `search`
+    is the advisor that gave `advice`, asked again with each guess changed."""
     params = dict(inputs.params)
     shape = advice.recommendation.prediction.launch.shape
     guesses = find_guesses(
@@ -212,7 +210,7 @@ def launch_assumptions(
             return counted[launch]
 
         try:
-            return search(
+            return search.advise(
                 varied.problem, work_for, inputs.dynamic_smem_bytes if smem is None else smem
             )
         except NoLaunchableConfig:
