@@ -19,6 +19,7 @@ import pytest
 
 from flipflop.constraints import (
     BlockConstraints,
+    SpaceConflicts,
     apply_annotation,
     block_constraints,
     configuration_conflicts,
@@ -281,9 +282,16 @@ def test_tuned_values_that_break_the_code_are_warned_about() -> None:
     assert "block.x a power of two" in warning and "at line 14" in warning
     ff014 = [f for f in findings(result) if f.code == "FF014"]
     assert [f.message for f in ff014] == [warning[0].upper() + warning[1:]]
-    # The space itself is the user's: every configuration is still evaluated.
-    assert {p.params for p in kernel.primary.advice.predictions} == {
-        (("block_size_x", size),) for size in (64, 96, 128, 192, 256)}
+    # The space is the user's, the advice is safe: 96 and 192 are shown in the warning and
+    # ruled out of the recommendation with the reason.
+    advice = kernel.primary.advice
+    assert {p.params for p in advice.predictions} == {
+        (("block_size_x", size),) for size in (64, 128, 256)}
+    ruled_out = {e.params: e.reason for e in advice.excluded}
+    assert set(ruled_out) == {(("block_size_x", 96),), (("block_size_x", 192),)}
+    assert all("block.x a power of two" in reason for reason in ruled_out.values())
+    assert advice.recommendation.prediction.params in {
+        (("block_size_x", size),) for size in (64, 128, 256)}
 
 
 MEASURED = Path(__file__).resolve().parents[1] / "calibration" / "data" / "measured"
@@ -318,4 +326,5 @@ def test_measured_tunable_kernels_raise_no_warning(
         configurations.append((env, block, str(env)))
     source_kernel = parse_source(text).kernel(kernel)
     assert source_kernel is not None and source_kernel.is_definition
-    assert configuration_conflicts(read_source(text), source_kernel, configurations) == ()
+    assert configuration_conflicts(read_source(text), source_kernel, configurations) == \
+        SpaceConflicts()

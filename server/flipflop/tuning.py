@@ -387,14 +387,24 @@ def _advise(
                 _beyond(e.reason, source) for e in excluded):
             raise SpaceError(template.refusal(kernel_name, excluded[0].reason))
         raise SpaceError(f"no configuration of the space compiled ({reasons})")
-    warnings = configuration_conflicts(
+    ordered = list(standing)
+    conflicts = configuration_conflicts(
         read_source(source.text), source.kernel(kernel_name.split("<", 1)[0].strip()),
         [({name: value for name, value in c.items() if isinstance(value, int)},
           launch.block(c), ", ".join(f"{name}={value}" for name, value in c.items()))
-         for c in standing],
+         for c in ordered],
     )
-    if warnings:
-        report = replace(report, constraint_warnings=warnings)
+    if conflicts.warnings:
+        report = replace(report, constraint_warnings=conflicts.warnings)
+    # Advice is safe: a configuration whose values break what the code proves is shown in the
+    # warning, not recommended (the current one stays, to compare with).
+    ruled_out = {standing[ordered[position]][1]: reason
+                 for position, reason in conflicts.broken
+                 if report.current is None or ordered[position] != report.current}
+    if ruled_out and len(ruled_out) < len(candidates):
+        excluded += [Excluded(c.shape.block, ruled_out[i], c.params)
+                     for i, c in enumerate(candidates) if i in ruled_out]
+        candidates = [c for i, c in enumerate(candidates) if i not in ruled_out]
     block_names = launch.block_names(space.names)
     advice = advise_space(
         profile, candidates, excluded=excluded,

@@ -100,8 +100,9 @@ class Advice:
             return "FlipFlop is unsure which blocks the code supports: " + "; ".join(
                 u.describe() for u in constraints.unsure)
         others = [p for p in self.predictions if p.block != self.current.block]
-        if not others and any(
-                "the code needs" in e.reason for e in self.excluded):
+        ruled_out = [e for e in self.excluded if e.block != self.current.block]
+        if not others and ruled_out and all(
+                e.reason.startswith("the code needs") for e in ruled_out):
             return constraints.summary()
         return None
 
@@ -303,7 +304,9 @@ def _constraint_note(
                 "block against the code, or state what it needs with `// flipflop: block=…`.")
     if not by_code:
         return None
-    if current_block is not None and set(launchable) <= {current_block}:
+    others = [e for e in excluded if e.block != current_block]
+    if current_block is not None and set(launchable) <= {current_block} and all(
+            e.reason.startswith("the code needs") for e in others):
         return f"The launch as written is kept: {constraints.summary()}."
     return f"Only block shapes the code supports were considered ({by_code} ruled out): " \
            f"{constraints.summary()}."

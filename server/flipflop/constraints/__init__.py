@@ -35,6 +35,7 @@ __all__ = [
     "PtxFacts",
     "Requirement",
     "SourceReading",
+    "SpaceConflicts",
     "Unsure",
     "apply_annotation",
     "block_constraints",
@@ -98,40 +99,51 @@ def instance_constraints(
     return block_constraints(code, facts, annotation)
 
 
+@dataclass(frozen=True)
+class SpaceConflicts:
+    """Configurations of a search space whose tuned values break what the code proves."""
+
+    warnings: tuple[str, ...] = ()  # one line per requirement broken
+    broken: tuple[tuple[int, str], ...] = ()  # (position among the configurations, why)
+
+
 def configuration_conflicts(
     reading: SourceReading,
     kernel: SourceKernel | None,
     configurations: Sequence[tuple[Mapping[str, int], Dim3, str]],
-) -> tuple[str, ...]:
-    """What the code needs that some configurations of a search space break, one line per
-    requirement: "12 of 240 configurations break block.x a power of two (…), e.g.
-    block_size_x=48". `configurations` holds each one's integer tunables, block and label.
-
-    Kernel Tuner's restrictions decide the space; this only warns, with what the code shows.
+) -> SpaceConflicts:
+    """What the code needs that some configurations of a search space break: one warning per
+    requirement ("12 of 240 configurations break what the code needs, block.x a power of two
+    (…); e.g. block_size_x=48") and each broken configuration with the reason.
+    `configurations` holds each one's integer tunables, block and label.
     """
     if kernel is None or not kernel.is_definition:
-        return ()
+        return SpaceConflicts()
     node = reading.definitions.get(kernel.name_range.start_byte)
     if node is None:
-        return ()
-    broken: dict[str, list[str]] = {}
+        return SpaceConflicts()
+    labels: dict[str, list[str]] = {}
+    broken: list[tuple[int, str]] = []
     # Configurations that differ only in values the code never names read the same facts.
     named = names_reached(reading)
     facts: dict[tuple[tuple[str, int], ...], BlockConstraints] = {}
-    for env, block, label in configurations:
+    for position, (env, block, label) in enumerate(configurations):
         key = tuple(sorted((name, value) for name, value in env.items() if name in named))
         if key not in facts:
             code = read_kernel(reading.tree.root_node, node, reading.folder, dict(key))
             facts[key] = block_constraints(code, None, kernel.annotation)
-        at_launch = facts[key].at_launch(block)
-        for conflict in at_launch.conflicts:
-            broken.setdefault(conflict.requirement.describe(), []).append(label)
+        conflicts = facts[key].at_launch(block).conflicts
+        for conflict in conflicts:
+            labels.setdefault(conflict.requirement.describe(), []).append(label)
+        if conflicts:
+            broken.append((position, f"the code needs {conflicts[0].requirement.describe()}"))
     total = len(configurations)
-    return tuple(
-        f"{len(labels)} of {total} configurations break what the code needs, {what}; "
-        f"e.g. {labels[0]}"
-        for what, labels in broken.items()
+    warnings = tuple(
+        f"{len(found)} of {total} configurations break what the code needs, {what}; "
+        f"e.g. {found[0]}"
+        for what, found in labels.items()
     )
+    return SpaceConflicts(warnings, tuple(broken))
 
 
 def names_reached(reading: SourceReading) -> frozenset[str]:

@@ -213,15 +213,25 @@ class BlockConstraints:
         if not self.requirements and not self.unsure:
             return "the code runs with any block shape FlipFlop considers"
         shape = self.fixed_shape()
-        shown = self.requirements
+        unused = [r for r in self.requirements if r.relation == "one"]
+        shown = [r for r in self.requirements if r.relation != "one"]
+        conditions = list(dict.fromkeys(r.condition for r in shown))
+        if len(unused) == 2:
+            conditions.append("a 1-D block")
+        else:
+            conditions.extend(r.condition for r in unused)
         if shape is not None:
             head = f"the code fixes the block at {_shape(shape)}"
-            shown = tuple(r for r in shown if r.relation != "one") or shown
-        elif self.requirements:
-            head = "the code needs " + ", ".join(dict.fromkeys(r.condition for r in shown))
+        elif conditions:
+            head = "the code needs " + ", ".join(conditions)
         else:
             head = "the code's block shape is unsure"
         because = [item for r in shown for item in r.because]
+        if len(unused) == 2:
+            because.append("threadIdx.y and threadIdx.z are never read (more rows would repeat "
+                           "the same work)")
+        elif shape is None:
+            because += [item for r in unused for item in r.because]
         because += [u.describe() for u in self.unsure]
         return f"{head}: " + ", ".join(dict.fromkeys(because))
 
