@@ -194,7 +194,7 @@ def test_constant_loop_and_call_in_loop(modules: dict[str, Module]) -> None:
     work = calls.work(shape, {})
     assert work.fp32_flops == pytest.approx(2 * 10)  # smooth(): one fma, called 10 times
     assert [c.callee for c in calls.calls] == ["_Z6smoothf"]
-    assert calls.to_json(shape, {})["calls"][0]["lines"] == [50]
+    assert features_json(calls, shape, {})["calls"][0]["lines"] == [50]
 
 
 def test_guard_tid_below_128_in_256_thread_block_is_half_active(
