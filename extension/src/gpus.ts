@@ -34,6 +34,7 @@ export const KNOWN_GPUS: readonly GpuProfileSummary[] = [
   { id: 'a10', name: 'NVIDIA A10', arch: 'sm_86' },
   { id: 'l40s', name: 'NVIDIA L40S', arch: 'sm_89' },
   { id: 'h100-pcie', name: 'NVIDIA H100 PCIe', arch: 'sm_90' },
+  { id: 'rtx4000-ada', name: 'NVIDIA RTX 4000 Ada Generation', arch: 'sm_89' },
 ];
 
 /** Accepts the server's answer to `flipflop/profiles`; anything malformed is dropped. */
