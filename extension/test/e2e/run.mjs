@@ -328,7 +328,7 @@ try {
   console.log(`   hover: ${hover.replace(/\s+/g, ' ').slice(0, 400)}`);
   assert.match(hover, /shapes tie within 1%/, 'the hover table collapses the tied shapes');
   assert.match(hover, /Guessed inputs/, 'the hover ranks the guessed inputs');
-  assert.match(hover, /flipflop: threads=/, 'the hover names the annotation that pins the size');
+  assert.match(hover, /flipflop: rows=/, 'the hover names the annotation that pins the size, by the variable the grid needs');
   await screenshot('05-hover-ties');
   current.ok = true;
 } catch (error) {
