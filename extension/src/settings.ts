@@ -11,6 +11,7 @@ export const SERVER_SETTING_KEYS = [
   'includePaths',
   'compileCommands',
   'slack',
+  'confidence',
   'powerLimits',
   'minSaving',
   'inlayHints',
@@ -55,6 +56,7 @@ export interface ServerSettings {
   includePaths?: string[];
   compileCommands?: string;
   slack?: number;
+  confidence?: number | 'off';
   powerLimits?: boolean;
   minSaving?: number;
   inlayHints?: boolean;

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flipflop.advice import Advice
+from flipflop.advice.confidence import format_saving
 from flipflop.advice.drivers import Driver
 from flipflop.launch import Dim3
 from flipflop.model.predict import Prediction
@@ -125,7 +126,8 @@ def _launch_findings(
     )
     message = (
         f"{kernel.info.display_name.split('(')[0]}<<<…, {format_shape(current.block)}>>>"
-        f"{off_front} could use {saving:.0%} less energy with block "
+        f"{off_front} could use {format_saving(saving, advice.saving_interval)} less energy"
+        f" with block "
         f"{format_shape(rec.block)} on {gpu} ({figures}); {_rule_text(advice)}"
     )
     fixes = _launch_fixes(result, launch, advice)
@@ -258,7 +260,8 @@ def _space_findings(
     off_front = "" if current.pareto else " are off the energy/time Pareto front and"
     message = (
         f"the defaults of {kernel.info.display_name.split('(')[0]}'s tunables{off_front} could"
-        f" use {saving:.0%} less energy with {described} on {result.profile.name}"
+        f" use {format_saving(saving, advice.saving_interval)} less energy with {described} on"
+        f" {result.profile.name}"
         f" ({format_energy(current.energy_j)} → {format_energy(rec.energy_j)},"
         f" {format_time(current.time_s)} → {format_time(rec.time_s)}); {_rule_text(advice)},"
         f" over {space.evaluated} of {space.size} configurations"

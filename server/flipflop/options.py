@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.launch import Dim3
+from flipflop.model.error import DEFAULT_LEVEL
 from flipflop.space.problem import LaunchRequest
 from flipflop.space.request import SpaceOptions
 from flipflop.toolchain import CompileOptions
@@ -34,6 +35,9 @@ class AnalysisOptions:
     slack: float = 0.05
     power_limits: bool = False
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE  # of the space worth measuring
+    # The level at which a saving must exceed the model's error to change a launch
+    # (`flipflop.model.error`); None: decide on the point predictions.
+    confidence: float | None = DEFAULT_LEVEL
     # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
     space: SpaceOptions = field(default_factory=SpaceOptions)
 

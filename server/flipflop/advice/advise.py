@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from flipflop.advice.confidence import energy_interval
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
@@ -39,6 +40,7 @@ from flipflop.model import (
     predict_prepared,
     prepare_launch,
 )
+from flipflop.model.error import ModelError, RatioInterval
 from flipflop.resources import Resources
 
 # Power limits swept with `power_limits=True` (DESIGN §2 `--power-limits`).
@@ -88,6 +90,19 @@ class Advice:
     # What the kernel's code needs of its block (`flipflop.constraints`), at this launch: only
     # shapes that meet it were candidates.
     constraints: BlockConstraints | None = None
+    # The model's error on ratios (`flipflop.model.error`) the recommendation was judged with;
+    # None: decisions on the point predictions.
+    error: ModelError | None = None
+    # Why a configuration predicted to save energy was not recommended: its saving is within
+    # the model's error (`flipflop.advice.confidence`); None when nothing was held back.
+    held_back: str | None = None
+
+    @property
+    def saving_interval(self) -> RatioInterval | None:
+        """The interval of the recommendation's energy ratio to the launch as written."""
+        if self.current is None:
+            return None
+        return energy_interval(self.error, self.current, self.recommendation.prediction)
 
     @property
     def kept_as_written(self) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 from flipflop.advice.advise import Advice, Recommendation
 from flipflop.advice.drivers import Driver
 from flipflop.model import Prediction
+from flipflop.model.error import RatioInterval
 
 
 def _params(prediction: Prediction) -> dict[str, Any]:
@@ -92,9 +93,26 @@ def advice_to_json(advice: Advice) -> dict[str, Any]:
     """The advice part of one kernel's object: configs, recommendation, baseline, drivers."""
     return {
         "configs": [prediction_to_json(p, _tie_index(advice, p)) for p in advice.predictions],
-        "recommendation": recommendation_to_json(advice.recommendation),
+        "recommendation": {
+            **recommendation_to_json(advice.recommendation),
+            "energy_saving_interval": interval_to_json(advice.saving_interval),
+            "held_back": advice.held_back,
+        },
         "baseline": baseline_to_json(advice.heuristic),
         "drivers": [driver_to_json(d) for d in advice.drivers],
+    }
+
+
+def interval_to_json(interval: RatioInterval | None) -> dict[str, Any] | None:
+    """The model's error on the recommendation's energy ratio: ± `plus_minus` (a fraction of the
+    ratio) holds the measured ratio with probability `level`; null when not judged."""
+    if interval is None:
+        return None
+    return {
+        "level": interval.level,
+        "plus_minus": interval.percent / 100.0,
+        "pairs": interval.kind,
+        "held_out_coverage": interval.held_out_coverage,
     }
 
 

@@ -14,6 +14,7 @@ from flipflop.commands.launch_options import (
     add_launch_options,
     add_space_options,
     analysis_options,
+    confidence_argument,
     fraction_argument,
     share_argument,
     shortlist_help,
@@ -22,6 +23,7 @@ from flipflop.commands.progress import progress_bar
 from flipflop.findings import compiler_findings, findings
 from flipflop.formats.errors import FormatError
 from flipflop.gpu.profiles import UnknownGpuError
+from flipflop.model.error import DEFAULT_LEVEL
 from flipflop.pipeline import analyze
 from flipflop.report.json_report import analysis_to_json
 from flipflop.report.sarif import findings_to_sarif
@@ -50,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         metavar="FRACTION", help=shortlist_help())
     parser.add_argument("--slack", type=fraction_argument, default=0.05, metavar="FRACTION",
                         help="slowdown allowed vs the fastest configuration (default 0.05)")
+    parser.add_argument("--confidence", type=confidence_argument, default=DEFAULT_LEVEL,
+                        metavar="LEVEL",
+                        help="change a launch only when its saving exceeds the model's error at"
+                        f" this level (0.5, 0.8, 0.9, 0.95 or off; default {DEFAULT_LEVEL:g})")
     parser.add_argument("--power-limits", action="store_true",
                         help="also sweep GPU power limits over the profile's settable range")
     parser.add_argument("--format", choices=("table", "json", "sarif"), default="table")

@@ -8,6 +8,7 @@ from pathlib import Path
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.formats.tune_file import read_tune_file
 from flipflop.launch import Dim3
+from flipflop.model.error import DEFAULT_LEVEL
 from flipflop.options import AnalysisOptions
 from flipflop.space.request import SpaceOptions
 
@@ -51,6 +52,23 @@ def fraction_argument(text: str) -> float:
         raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
     if not 0.0 <= value <= 10.0:
         raise argparse.ArgumentTypeError(f"slack must be between 0 and 10, got {value}")
+    return value
+
+
+def confidence_argument(text: str) -> float | None:
+    """A level of the model's error intervals (`flipflop.model.error.LEVELS`), or `off`."""
+    from flipflop.model.error import LEVELS
+
+    if text.strip().lower() == "off":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number or 'off'") from None
+    if not any(abs(value - level) < 1e-9 for level in LEVELS):
+        raise argparse.ArgumentTypeError(
+            f"the confidence level is one of {', '.join(f'{level:g}' for level in LEVELS)}"
+            f" or 'off', got {value:g}")
     return value
 
 
@@ -202,5 +220,6 @@ def analysis_options(args: argparse.Namespace) -> AnalysisOptions:
         slack=getattr(args, "slack", 0.05),
         power_limits=getattr(args, "power_limits", False),
         shortlist_share=getattr(args, "shortlist", DEFAULT_SHORTLIST_SHARE),
+        confidence=getattr(args, "confidence", DEFAULT_LEVEL),
         space=space_options(args),
     )

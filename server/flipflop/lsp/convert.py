@@ -7,6 +7,7 @@ from typing import Any
 from lsprotocol import types as lsp
 
 from flipflop.advice import Advice
+from flipflop.advice.confidence import format_saving
 from flipflop.analysis.spelling import source_spelling
 from flipflop.findings import Finding, Fix
 from flipflop.launch import LaunchShape
@@ -149,6 +150,12 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         + (" at an assumed problem size" if launch.size_assumed else "")
         + f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
     )
+    saving = rec.energy_saving_vs_current
+    if advice.current is not None and saving and rec.prediction is not advice.current:
+        parts.append(f"It saves {format_saving(saving, advice.saving_interval)} of the"
+                     " energy of the launch as written.")
+    if advice.held_back is not None:
+        parts.append(advice.held_back)
     parts.append("")
     parts.extend(_constraint_lines(advice))
     varying = varying_tunables(advice.predictions)
@@ -319,7 +326,9 @@ def code_lens(uri: str, result: AnalysisResult, kernel: KernelReport) -> lsp.Cod
         against = "NVIDIA's heuristic"
     else:
         against = "current"
-    saving_text = f", {saving:.0%} less energy than {against}" if saving else ""
+    interval = advice.saving_interval if against == "current" else None
+    saving_text = (f", {format_saving(saving, interval)} less energy than {against}"
+                   if saving else "")
     launch = kernel.primary
     if launch.space is not None:
         kept = len(advice.shortlist)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from flipflop.launch import Dim3
+from flipflop.model.error import DEFAULT_LEVEL, LEVELS
 from flipflop.options import AnalysisOptions
 
 
@@ -25,6 +26,7 @@ class Settings:
     compileCommands: str | None = None
     slack: float = 0.05
     powerLimits: bool = False
+    confidence: float | None = DEFAULT_LEVEL  # None ("off"): decide on the point predictions
     minSaving: float = 0.05
     inlayHints: bool = True
     codeLens: bool = True
@@ -48,6 +50,7 @@ class Settings:
             threads=threads,
             slack=self.slack,
             power_limits=self.powerLimits,
+            confidence=self.confidence,
         )
 
     def cache_key(self) -> tuple[Any, ...]:
@@ -87,6 +90,17 @@ def _integer(low: int, high: int) -> Callable[[Any], int]:
         return value
 
     return check
+
+
+def _confidence(value: Any) -> float | None:
+    if value == "off":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        for level in LEVELS:
+            if abs(float(value) - level) < 1e-9:
+                return level
+    raise ValueError("expected one of " + ", ".join(f"{level:g}" for level in LEVELS)
+                     + ' or "off"')
 
 
 def _flag(value: Any) -> bool:
@@ -131,6 +145,7 @@ _PARSERS: dict[str, Callable[[Any], Any]] = {
     "compileCommands": _optional_text,
     "slack": _number(0, 10),
     "powerLimits": _flag,
+    "confidence": _confidence,
     "minSaving": _number(0, 1),
     "inlayHints": _flag,
     "codeLens": _flag,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from flipflop.advice.confidence import format_saving
 from flipflop.model.predict import Prediction
 from flipflop.report.configs import described, short_label, space_summary, varying_tunables
 from flipflop.report.rows import ConfigRow, TieRow, report_rows
@@ -74,7 +75,9 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
             out.append(_row(row.prediction, list(row.labels), short_label(row.prediction, varying),
                             width, clocks))
     recommendation = advice.recommendation
-    saving_current = _percent(recommendation.energy_saving_vs_current)
+    saving_current = (
+        "n/a" if recommendation.energy_saving_vs_current is None
+        else format_saving(recommendation.energy_saving_vs_current, advice.saving_interval))
     saving_heuristic = _percent(recommendation.energy_saving_vs_occupancy_heuristic)
     chosen = recommendation.prediction
     assumed = " at the assumed size" if launch.size_assumed else ""
@@ -90,6 +93,8 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
+    if advice.held_back is not None:
+        out.append(f"    - {advice.held_back}")
     constraints = advice.constraints
     if constraints is not None:
         for conflict in constraints.conflicts:
