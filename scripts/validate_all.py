@@ -55,6 +55,7 @@ from flipflop.calibration.held_out import (  # noqa: E402
     kernel_residuals,
     pooled_half_width,
     shipped_intervals,
+    stand_in_intervals,
 )
 
 LEVEL = 0.8  # the level advice is judged at by default (flipflop.model.error.DEFAULT_LEVEL)
@@ -446,6 +447,16 @@ def confidence_table(found: Sequence[Run], flagged: dict[str, str]) -> list[str]
                     _percent(statistics.median(covered), 0) + "%" if covered else "n/a",
                     each if len(judged) > 1 else "one kernel: not held out",
                 ]))
+    for kind in ("block", "code"):
+        for level in (0.5, 0.8, 0.9):
+            judged = stand_in_intervals(files, kind, level)  # type: ignore[arg-type]
+            if not judged:
+                continue
+            each = ", ".join(f"{j.kernel} {_percent(j.coverage, 0)}% of {j.pairs}"
+                             for j in judged)
+            lines.append(_row([
+                "energy, judged with the time width", f"{kind} ({len(judged)} kernels)",
+                f"{level:.0%}", "the time width above", "", each]))
     return lines
 
 

@@ -7,6 +7,7 @@ ThreadWork built by hand the way the feature extractor reports it for each launc
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
 import pytest
@@ -27,6 +28,7 @@ from flipflop.gpu.profile import GpuProfile
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape, ProblemSize, volume
 from flipflop.model import predict
+from flipflop.model.error import ModelError, RatioInterval
 from flipflop.model.predict import Prediction
 from flipflop.resources import Resources
 
@@ -126,7 +128,7 @@ def test_recommendation_is_lowest_energy_within_slack(rtx3070: GpuProfile) -> No
         Resources(registers=16),
         streaming_work,
         ProblemSize(threads=(1 << 22, 1, 1)),
-        current_block=(1024, 1, 1),
+        current_block=(32, 1, 1),
         power_limits=True,
     )
     assert len(advice.predictions) >= 32 * 10
@@ -177,7 +179,7 @@ def test_fixed_grid_with_fixed_work_per_block_is_cheapest_at_small_blocks(
         Resources(registers=32),
         head_work,
         ProblemSize(grid=(64, 1, 1)),
-        current_block=(1024, 1, 1),
+        current_block=(32, 1, 1),
     )
     by_block = {p.block: p for p in advice.predictions}
     cheapest = min(advice.predictions, key=lambda p: p.energy_j)
@@ -331,6 +333,8 @@ def test_json_uses_the_documented_field_names(rtx3070: GpuProfile) -> None:
         "energy_saving_vs_occupancy_heuristic",
         "slowdown_vs_fastest",
         "reasons",
+        "energy_saving_interval",
+        "held_back",
     }
     assert set(document["baseline"]["occupancy_heuristic"]) == {
         "block",
@@ -463,3 +467,40 @@ def test_a_guess_says_why_a_pick_that_uses_less_energy_moves() -> None:
     # Cheaper, yet replaced: it fell outside the slowdown budget under the variation.
     assert _then(-0.012) == "would use 1% less energy but be slower than the budget allows"
     assert _then(0.001) == "would use the same energy"
+
+
+def _error_of(width: float) -> ModelError:
+    """The model's error with one width for every metric and pair kind."""
+    intervals = tuple(RatioInterval(metric, kind, 0.8, math.log(1.0 + width), 100, ("a", "b"), 0.8)
+                      for metric in ("time", "energy") for kind in ("block", "code"))
+    return ModelError(0.8, intervals, "test")
+
+
+def test_a_saving_within_the_model_error_keeps_the_launch(rtx3070: GpuProfile) -> None:
+    problem = ProblemSize(threads=(1 << 22, 1, 1))
+    arguments = (rtx3070, Resources(registers=32), streaming_work, problem)
+    free = advise(*arguments, current_block=(32, 1, 1))
+    saving = free.recommendation.energy_saving_vs_current
+    assert free.recommendation.block != (32, 1, 1) and saving is not None and saving > 0.02
+    # An error wider than the predicted saving: the launch as written is kept, and says why.
+    wide = advise(*arguments, current_block=(32, 1, 1), error=_error_of(2.0))
+    assert wide.recommendation.block == (32, 1, 1)
+    assert wide.recommendation.energy_saving_vs_current == 0.0
+    assert wide.held_back is not None
+    assert wide.held_back.startswith(f"block {free.recommendation.block[0]} is predicted to use")
+    assert "(±200%, 80%) less energy" in wide.held_back
+    assert wide.recommendation.reasons[0].startswith("Block ")
+    assert "within the model's error" in wide.recommendation.reasons[0]
+    # A narrow one: the change stands, with its interval beside the saving.
+    narrow = advise(*arguments, current_block=(32, 1, 1), error=_error_of(0.001))
+    assert narrow.recommendation.block == free.recommendation.block
+    assert narrow.held_back is None
+    interval = narrow.saving_interval
+    assert interval is not None and interval.kind == "block"
+    assert interval.percent == pytest.approx(0.1)
+    document = advice_to_json(narrow)["recommendation"]
+    assert document["energy_saving_interval"]["plus_minus"] == pytest.approx(0.001)
+    assert document["held_back"] is None
+    # Without a launch as written there is nothing to keep.
+    unwritten = advise(*arguments, error=_error_of(2.0))
+    assert unwritten.held_back is None

@@ -22,6 +22,7 @@ from flipflop.calibration.held_out import (
     held_out_shortlists,
     interval_shortlist,
     pairs_of,
+    stand_in_intervals,
 )
 from flipflop.model.error import (
     LEVELS,
@@ -32,6 +33,7 @@ from flipflop.model.error import (
     log_ratio_residuals,
     model_error,
     parse_model_error,
+    weighted_conformal_half_width,
 )
 
 
@@ -135,8 +137,38 @@ def test_a_held_out_kernel_is_judged_with_the_width_of_the_others() -> None:
 def test_the_interval_shortlist_keeps_what_may_be_as_fast() -> None:
     points = [_point("1", "32", 1.0, 1.0), _point("2", "32", 1.2, 1.0),
               _point("3", "32", 2.0, 1.0)]
-    assert interval_shortlist(points, math.log(1.25)) == [0, 1]
-    assert interval_shortlist(points, 0.0) == [0]
+    assert interval_shortlist(points, math.log(1.25), share=1.0) == [0, 1]
+    assert interval_shortlist(points, 0.0, share=1.0) == [0]
+    # The share stays the upper bound: a tenth of three configurations is one.
+    assert interval_shortlist(points, math.log(1.25)) == [0]
+
+
+def test_every_kernel_weighs_the_same_in_a_pooled_width() -> None:
+    # One kernel with a hundred small residuals and one with four large ones: pooled flat, the
+    # large ones are 4% of the residuals and the 80% width is small; weighed by kernel they are
+    # half the weight, and the width reaches them.
+    small = [0.01] * 100
+    large = [1.0] * 4
+    assert conformal_half_width(small + large, 0.8) == 0.01
+    assert weighted_conformal_half_width([small, large], 0.8) == 1.0
+    assert weighted_conformal_half_width([small, large], 0.4) == 0.01
+    # Groups of one residual each: the plain split-conformal width.
+    residuals = [float(i) for i in range(1, 10)]
+    assert weighted_conformal_half_width([[r] for r in residuals], 0.8) == \
+        conformal_half_width(residuals, 0.8)
+    assert weighted_conformal_half_width([], 0.8) == math.inf
+
+
+def test_energy_ratios_are_judged_with_the_time_width_of_the_other_kernels() -> None:
+    files = [_kernel("exact", 0.0, 1), _kernel("noisy", 0.4, 2)]
+    rng = random.Random(5)
+    metered = MeasuredFile("metered", "metered.json", tuple(
+        MeasuredPoint((("tile", str(t)),), ("32",), 1.0 + t, 1.0 + t,
+                      (1.0 + t) * math.exp(rng.gauss(0, 0.05)), 1.0 + t) for t in range(12)))
+    judged = stand_in_intervals([*files, metered], "code", 0.8)
+    assert [j.kernel for j in judged] == ["metered"]
+    # The time width of the other two kernels is wide enough for this kernel's small errors.
+    assert judged[0].coverage == 1.0 and judged[0].pairs == 66
 
 
 def _energy(code: str, clock: float, predicted: float, measured: float) -> EnergyPoint:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.launch import Dim3
-from flipflop.model.error import DEFAULT_LEVEL
+from flipflop.model.error import DEFAULT_LEVEL, ModelError, model_error
 from flipflop.space.problem import LaunchRequest
 from flipflop.space.request import SpaceOptions
 from flipflop.toolchain import CompileOptions
@@ -40,6 +40,10 @@ class AnalysisOptions:
     confidence: float | None = DEFAULT_LEVEL
     # Compile-time tunables (Kernel Tuner semantics); the default asks for none.
     space: SpaceOptions = field(default_factory=SpaceOptions)
+
+    def model_error(self) -> ModelError | None:
+        """The model's error at the chosen level, which advice is judged with."""
+        return None if self.confidence is None else model_error(self.confidence)
 
     def launch_request(self) -> LaunchRequest:
         return LaunchRequest(self.grid, self.threads, self.dynamic_smem_bytes, self.params)

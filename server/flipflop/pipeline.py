@@ -199,7 +199,7 @@ def _analyze_space(
         path, source_text, source, kernel, profile, tools, arch, options.compile_options(),
         options.launch_request(), options.space, annotated[1] if annotated else None,
         slack=options.slack, power_limits=options.power_limits,
-        shortlist_share=options.shortlist_share, cancel=cancel,
+        shortlist_share=options.shortlist_share, error=options.model_error(), cancel=cancel,
         progress=progress,
     )
     report = analysis.report
@@ -405,7 +405,7 @@ def _launch_report(
         profile, resources, two_d=two_d, three_d=three_d, current_block=current,
         blocks=options.blocks, power_limits=options.power_limits, slack=options.slack,
         shortlist_share=options.shortlist_share, block_limit=bound, constraints=constraints,
-        size_assumed=inputs.origin == "default",
+        size_assumed=inputs.origin == "default", error=options.model_error(),
     )
     advice = search.advise(problem, work_for, dynamic_smem)
     unbounded = None

@@ -27,6 +27,7 @@ from flipflop.constraints import configuration_conflicts, read_source
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import LaunchShape
 from flipflop.model import GpuSettings, SettingsError, check_settings
+from flipflop.model.error import ModelError
 from flipflop.resources import Resources
 from flipflop.source.model import Annotation, Kernel, SourceFile
 from flipflop.source.parse import parse_source
@@ -117,6 +118,7 @@ def analyze_space(
     slack: float,
     power_limits: bool,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    error: ModelError | None = None,
     cancel: threading.Event | None = None,
     progress: Progress | None = None,
     cache: DiskCache | None = None,
@@ -132,8 +134,8 @@ def analyze_space(
         space, launch, problem_from = build_space(
             options, annotation, profile.limits.max_threads_per_block
         )
-    except ExpressionError as error:
-        raise _in_annotation(error, annotation, source_text) from None
+    except ExpressionError as failure:
+        raise _in_annotation(failure, annotation, source_text) from None
     launch = replace(launch, not_compiled=frozenset(
         name for name in GPU_SETTINGS
         if name in space.names and not re.search(rf"\b{name}\b", source_text)))
@@ -200,7 +202,7 @@ def analyze_space(
             problem_from=problem_from, sample=options.sample, seed=options.seed,
             unused=unused, notes=tuple(notes),
         ),
-        slack=slack, power_limits=power_limits, shortlist_share=shortlist_share,
+        slack=slack, power_limits=power_limits, shortlist_share=shortlist_share, error=error,
         unbuildable=unbuildable,
     )
 
@@ -223,8 +225,8 @@ def check_gpu_settings(space: SearchSpace, profile: GpuProfile) -> None:
         for value in tunable.values:
             try:
                 check_settings(profile, gpu_settings({tunable.name: value}))
-            except SettingsError as error:
-                raise SpaceError(f"{tunable.name}={value}: {error}") from None
+            except SettingsError as failure:
+                raise SpaceError(f"{tunable.name}={value}: {failure}") from None
 
 
 def _number(name: str, value: ParamValue) -> float:
@@ -351,6 +353,7 @@ def _advise(
     slack: float,
     power_limits: bool,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    error: ModelError | None = None,
     unbuildable: Sequence[Excluded] = (),
 ) -> SpaceAnalysis:
     candidates: list[SpaceCandidate] = []
@@ -370,8 +373,8 @@ def _advise(
             continue
         try:
             grid = launch.grid(configuration)
-        except SpaceError as error:
-            excluded.append(Excluded(block, str(error), items))
+        except SpaceError as failure:
+            excluded.append(Excluded(block, str(failure), items))
             continue
         params = parameter_values(kernel.features, source_kernel, None, request, {})
         shape = LaunchShape(block, grid, request.dynamic_smem_bytes or 0)
@@ -410,7 +413,7 @@ def _advise(
         profile, candidates, excluded=excluded,
         current=tuple(report.current.items()) if report.current is not None else None,
         block_names=block_names, power_limits=power_limits, slack=slack,
-        shortlist_share=shortlist_share,
+        shortlist_share=shortlist_share, error=error,
     )
     shown = advice.current or advice.recommendation.prediction
     chosen = next(c for c in standing if tuple(c.items()) == shown.params)

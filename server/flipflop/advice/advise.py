@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from flipflop.advice.confidence import energy_interval
+from flipflop.advice.confidence import energy_interval, held_back
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
@@ -163,6 +163,7 @@ class LaunchSearch:
     block_limit: int | None = None
     constraints: BlockConstraints | None = None
     size_assumed: bool = False
+    error: ModelError | None = None
 
     def advise(self, problem: ProblemSize, work_for: Callable[[LaunchShape], ThreadWork],
                dynamic_smem_bytes: int = 0) -> Advice:
@@ -172,7 +173,7 @@ class LaunchSearch:
             blocks=self.blocks, power_limits=self.power_limits, slack=self.slack,
             dynamic_smem_bytes=dynamic_smem_bytes, block_limit=self.block_limit,
             shortlist_share=self.shortlist_share, constraints=self.constraints,
-            size_assumed=self.size_assumed,
+            size_assumed=self.size_assumed, error=self.error,
         )
 
 
@@ -193,13 +194,15 @@ def advise(
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
     constraints: BlockConstraints | None = None,
     size_assumed: bool = False,
+    error: ModelError | None = None,
 ) -> Advice:
     """Predict every candidate (block shape × power limit) and recommend one.
 
     `constraints`: what the kernel's code needs of its block at this launch; shapes that break
     it are excluded with the reason, and when FlipFlop is unsure what the code supports only the
     launch as written is evaluated. `size_assumed`: the problem size is a default, so drivers
-    give per-thread figures only.
+    give per-thread figures only. `error`: the model's error on ratios; a saving within it
+    keeps the launch as written (`flipflop.advice.confidence`).
     """
     if slack < 0.0:
         raise ValueError(f"slack must be a non-negative fraction, got {slack}")
@@ -225,8 +228,8 @@ def advise(
         work = work_for(shape)
         try:
             return _Evaluated(prepare_launch(profile, resources, work, shape), work)
-        except UnlaunchableConfig as error:
-            return Excluded(block, str(error))
+        except UnlaunchableConfig as refusal:
+            return Excluded(block, str(refusal))
 
     outcomes = {block: evaluate(block) for block in shapes}
     if problem.has_fixed_axis:
@@ -271,7 +274,11 @@ def advise(
         profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
     )
     chosen = _settle(lowest, within, current)
-    worth_measuring = shortlist(predictions, chosen, shortlist_share)
+    kept_back = held_back(error, current, chosen)
+    if kept_back is not None and current is not None:
+        chosen = current
+    worth_measuring = shortlist(predictions, chosen, shortlist_share,
+                                error.interval("time", "block") if error else None)
     subject_block = next(
         (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
         chosen.block,
@@ -280,6 +287,8 @@ def advise(
     drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block],
                              size_assumed)
     recommendation = _recommend(chosen, fastest, within, heuristic, current, slack, lowest)
+    if kept_back is not None:
+        recommendation = _kept_back(recommendation, kept_back)
     note = _constraint_note(constraints, excluded, launchable, current_block)
     if note is not None:
         recommendation = replace(recommendation, reasons=(*recommendation.reasons, note))
@@ -297,7 +306,16 @@ def advise(
         ties=tie_groups(predictions),
         shortlist=worth_measuring,
         constraints=constraints,
+        error=error,
+        held_back=kept_back,
     )
+
+
+def _kept_back(recommendation: Recommendation, why: str) -> Recommendation:
+    """The recommendation of the launch as written, led by why the better-predicted
+    configuration was held back."""
+    return replace(recommendation, reasons=(why[0].upper() + why[1:] + ".",
+                                            *recommendation.reasons[1:]))
 
 
 def _constraint_note(

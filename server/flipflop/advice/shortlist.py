@@ -7,6 +7,11 @@ first. Static pruning then measurement (Kernel Tuner on the shortlist) closes th
 the shortlist is the predicted fastest `share` of the configurations at the default power limit,
 at least one, and always holds the recommendation. Ties in predicted time go to the lower
 predicted energy, as the recommendation's rule does.
+
+With the model's error on time ratios (`flipflop.model.error`), the shortlist also leaves out
+every configuration the model can tell apart from the predicted fastest: one whose interval of
+its time ratio to the fastest lies wholly above 1 (log(t / t_fastest) > q) is slower beyond the
+model's error, so measuring it is not needed to find the best. The share stays the upper bound.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from flipflop.model import Prediction
+from flipflop.model.error import RatioInterval
 
 # The share of the space handed to measurement by default: the largest our goals allow (a
 # recommended set of at most 10% of the space, docs/validation.md), near the FlipFlop paper's
@@ -52,13 +58,24 @@ def fastest_share(
 
 
 def shortlist(
-    predictions: Sequence[Prediction], recommended: Prediction, share: float
+    predictions: Sequence[Prediction], recommended: Prediction, share: float,
+    time_error: RatioInterval | None = None,
 ) -> tuple[Prediction, ...]:
     """The configurations to measure among `predictions` (module docstring): the predicted
     fastest `share` of those at the default power limit, with the recommendation in place of
-    the last one when it is not among them."""
+    the last one when it is not among them; with `time_error`, only those within it of the
+    fastest (and the recommendation)."""
     default_limit = [p for p in predictions if p.power_limit_w is None]
     pick = next((p for p in default_limit if p.block == recommended.block
                  and p.params == recommended.params), None)
+    if time_error is not None and default_limit:
+        fastest = min(p.time_s for p in default_limit)
+        default_limit = [p for p in default_limit if p is pick or within_error(
+            p.time_s, fastest, time_error.log_half_width)]
     return tuple(fastest_share(default_limit, [p.time_s for p in default_limit],
                                [p.energy_j for p in default_limit], share, pick))
+
+
+def within_error(time_s: float, fastest_s: float, log_half_width: float) -> bool:
+    """Whether a configuration's interval of its time ratio to the fastest reaches 1."""
+    return fastest_s > 0.0 and math.log(time_s / fastest_s) <= log_half_width

@@ -20,9 +20,11 @@ from flipflop.advice.advise import (
     Advice,
     Excluded,
     NoLaunchableConfig,
+    _kept_back,
     _recommend,
     _settle,
 )
+from flipflop.advice.confidence import held_back
 from flipflop.advice.drivers import energy_drivers
 from flipflop.advice.pareto import pareto_flags
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist
@@ -41,6 +43,7 @@ from flipflop.model import (
     predict_power_limits,
     prepare_launch,
 )
+from flipflop.model.error import ModelError
 from flipflop.resources import Resources
 
 ParamValue = int | float | str
@@ -71,8 +74,10 @@ def advise_space(
     power_limits: bool = False,
     slack: float = 0.05,
     shortlist_share: float = DEFAULT_SHORTLIST_SHARE,
+    error: ModelError | None = None,
 ) -> Advice:
-    """Predict every configuration (× power limit) and recommend one."""
+    """Predict every configuration (× power limit) and recommend one; with the model's
+    `error`, a saving within it keeps the `current` configuration."""
     if slack < 0.0:
         raise ValueError(f"slack must be a non-negative fraction, got {slack}")
     prepared: dict[Params, tuple[SpaceCandidate, PreparedLaunch]] = {}
@@ -81,8 +86,8 @@ def advise_space(
         try:
             launch = prepare_launch(at_memory_clock(profile, candidate.settings),
                                     candidate.resources, candidate.work, candidate.shape)
-        except UnlaunchableConfig as error:
-            dropped.append(Excluded(candidate.shape.block, str(error), candidate.params))
+        except UnlaunchableConfig as refusal:
+            dropped.append(Excluded(candidate.shape.block, str(refusal), candidate.params))
             continue
         prepared.setdefault(candidate.params, (candidate, launch))
     if not prepared:
@@ -114,17 +119,22 @@ def advise_space(
     current_prediction = default_limit.get(current) if current is not None else None
     heuristic = heuristic_pick(list(default_limit.values()), current, block_names)
     chosen = _settle(lowest, within, current_prediction)
+    kept_back = held_back(error, current_prediction, chosen)
+    if kept_back is not None and current_prediction is not None:
+        chosen = current_prediction
     subject = current_prediction or heuristic or chosen
     subject_candidate = prepared[subject.params][0]
     drivers = energy_drivers(
         profile, subject_candidate.resources, subject_candidate.work, default_limit[subject.params]
     )
+    recommendation = _recommend(
+        chosen, fastest, within, heuristic, current_prediction, slack, lowest)
+    if kept_back is not None:
+        recommendation = _kept_back(recommendation, kept_back)
     return Advice(
         predictions=predictions,
         front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
-        recommendation=_recommend(
-            chosen, fastest, within, heuristic, current_prediction, slack, lowest
-        ),
+        recommendation=recommendation,
         fastest=fastest,
         heuristic=heuristic,
         current=current_prediction,
@@ -133,7 +143,10 @@ def advise_space(
         excluded=tuple(dropped),
         slack=slack,
         ties=tie_groups(predictions),
-        shortlist=shortlist(predictions, chosen, shortlist_share),
+        shortlist=shortlist(predictions, chosen, shortlist_share,
+                            error.interval("time", "code") if error else None),
+        error=error,
+        held_back=kept_back,
     )
 
 

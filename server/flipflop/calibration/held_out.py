@@ -22,14 +22,19 @@ import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist_size, within_error
 from flipflop.model.error import (
     LEVELS,
     Metric,
     PairKind,
-    conformal_half_width,
     coverage,
     log_ratio_residuals,
+    weighted_conformal_half_width,
 )
+
+MIN_KERNELS = 3
+"""Kernels a shipped width must rest on: with fewer, one kernel's quirks set it, and its held-out
+coverage is judged on one or two kernels alone."""
 
 PAIRS_PER_KERNEL = 2000
 """Residuals drawn from each kernel (all of them when it has fewer): every kernel weighs the same
@@ -132,15 +137,9 @@ def kernel_residuals(files: Sequence[MeasuredFile], metric: Metric, kind: PairKi
 def pooled_half_width(by_kernel: Mapping[str, Sequence[float]], level: float,
                       leave_out: str | None = None) -> tuple[float, int]:
     """The conformal width of the kernels' residuals but `leave_out`'s, each kernel weighing the
-    same (all subsampled to the smallest's count), with the number of residuals used."""
-    kept = [list(found) for kernel, found in sorted(by_kernel.items()) if kernel != leave_out]
-    if not kept:
-        return math.inf, 0
-    smallest = min(len(found) for found in kept)
-    rng = random.Random(f"pool:{leave_out}:{level}")
-    pooled = [r for found in kept
-              for r in (found if len(found) == smallest else rng.sample(found, smallest))]
-    return conformal_half_width(pooled, level), len(pooled)
+    same, with the number of residuals used."""
+    kept = [found for kernel, found in sorted(by_kernel.items()) if kernel != leave_out]
+    return weighted_conformal_half_width(kept, level), sum(len(found) for found in kept)
 
 
 def held_out_intervals(files: Sequence[MeasuredFile], metric: Metric, kind: PairKind,
@@ -155,12 +154,31 @@ def held_out_intervals(files: Sequence[MeasuredFile], metric: Metric, kind: Pair
     return judged
 
 
-def interval_shortlist(points: Sequence[MeasuredPoint], log_half_width: float) -> list[int]:
-    """Positions of the configurations whose predicted time ratio to the predicted fastest has
-    an interval that reaches 1: log(t / t_fastest) ≤ q."""
+def stand_in_intervals(files: Sequence[MeasuredFile], kind: PairKind, level: float,
+                       seed: int = 1) -> list[HeldOutInterval]:
+    """For each kernel with measured energy, how often the time width of `kind` pairs taken from
+    the other kernels holds its energy ratios: the width advice judges energy savings with until
+    energy has been measured on enough kernels for a width of its own."""
+    times = kernel_residuals(files, "time", kind, seed)
+    energies = kernel_residuals(files, "energy", kind, seed)
+    judged = []
+    for kernel, found in sorted(energies.items()):
+        width, _ = pooled_half_width(times, level, leave_out=kernel)
+        judged.append(HeldOutInterval(kernel, "energy", kind, level, width,
+                                      coverage(width, found), len(found)))
+    return judged
+
+
+def interval_shortlist(points: Sequence[MeasuredPoint], log_half_width: float,
+                       share: float = DEFAULT_SHORTLIST_SHARE) -> list[int]:
+    """Positions of the shortlist `flipflop.advice.shortlist` hands to measurement: the
+    configurations whose predicted time ratio to the predicted fastest has an interval that
+    reaches 1 (log(t / t_fastest) ≤ q), at most the fastest `share` of the file."""
     fastest = min(p.predicted_time_s for p in points)
-    return [i for i, p in enumerate(points)
-            if math.log(p.predicted_time_s / fastest) <= log_half_width]
+    inside = sorted((i for i, p in enumerate(points)
+                     if within_error(p.predicted_time_s, fastest, log_half_width)),
+                    key=lambda i: (points[i].predicted_time_s, i))
+    return inside[: shortlist_size(len(points), share)]
 
 
 def held_out_shortlists(files: Sequence[MeasuredFile], level: float,
@@ -190,8 +208,8 @@ def shipped_intervals(files: Sequence[MeasuredFile], seed: int = 1) -> dict[str,
     for metric in metrics:
         for kind in kinds:
             by_kernel = kernel_residuals(files, metric, kind, seed)
-            if not by_kernel:
-                continue
+            if len(by_kernel) < MIN_KERNELS:
+                continue  # advice falls back to the time width (flipflop.advice.confidence)
             for level in LEVELS:
                 width, count = pooled_half_width(by_kernel, level)
                 judged = held_out_intervals(files, metric, kind, level, seed)

@@ -208,6 +208,8 @@ def validate_space_file(path: Path, args: argparse.Namespace) -> FileValidation:
         params=(*(t1.scalar_values if t1 is not None else ()), *args.param),
         slack=args.slack,
         shortlist_share=args.shortlist,
+        # Validation scores the point predictions; the intervals are judged on their own.
+        confidence=None,
         space=SpaceOptions(
             defines=tuple(args.define),
             problem_size=args.problem_size,
@@ -296,6 +298,7 @@ def validate_measurements(
         slack=slack,
         shortlist_share=shortlist_share,
         power_limits=False,
+        confidence=None,  # the point predictions are what is scored
     )
     result = analyze(path, None, options)
     if not result.kernels:

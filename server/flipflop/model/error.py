@@ -108,6 +108,26 @@ def conformal_half_width(residuals: Iterable[float], level: float) -> float:
     return scores[rank - 1]
 
 
+def weighted_conformal_half_width(groups: Iterable[Sequence[float]], level: float) -> float:
+    """The conformal half width when each group (a kernel's residuals) weighs the same, however
+    many residuals it has: the smallest |r| whose cumulative weight reaches `level` of the total
+    plus one mean weight (the weighted form of the (n + 1) rank; with groups of one residual each
+    it is `conformal_half_width`). Infinite when that is out of reach."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"the level must be in (0, 1), got {level}")
+    weighted = sorted((abs(r), 1.0 / len(group)) for group in groups if group for r in group)
+    if not weighted:
+        return math.inf
+    total = sum(weight for _, weight in weighted)
+    target = level * (total + total / len(weighted))
+    reached = 0.0
+    for score, weight in weighted:
+        reached += weight
+        if reached >= target - 1e-12:
+            return score
+    return math.inf
+
+
 def log_ratio_residuals(
     predicted: Sequence[float],
     measured: Sequence[float],
