@@ -128,7 +128,7 @@ def test_recommendation_is_lowest_energy_within_slack(rtx3070: GpuProfile) -> No
         Resources(registers=16),
         streaming_work,
         ProblemSize(threads=(1 << 22, 1, 1)),
-        current_block=(32, 1, 1),
+        current_block=(1024, 1, 1),
         power_limits=True,
     )
     assert len(advice.predictions) >= 32 * 10
@@ -179,7 +179,7 @@ def test_fixed_grid_with_fixed_work_per_block_is_cheapest_at_small_blocks(
         Resources(registers=32),
         head_work,
         ProblemSize(grid=(64, 1, 1)),
-        current_block=(32, 1, 1),
+        current_block=(1024, 1, 1),
     )
     by_block = {p.block: p for p in advice.predictions}
     cheapest = min(advice.predictions, key=lambda p: p.energy_j)
@@ -488,7 +488,9 @@ def test_a_saving_within_the_model_error_keeps_the_launch(rtx3070: GpuProfile) -
     assert wide.recommendation.energy_saving_vs_current == 0.0
     assert wide.held_back is not None
     assert wide.held_back.startswith(f"block {free.recommendation.block[0]} is predicted to use")
-    assert "(±200%, 80%) less energy" in wide.held_back
+    low, high = 1.0 - (1.0 - saving) * 3.0, 1.0 - (1.0 - saving) / 3.0
+    assert f"{saving:.0%} ({round(100 * low)}% to {round(100 * high)}% at 80%) less energy" \
+        in wide.held_back
     assert wide.recommendation.reasons[0].startswith("Block ")
     assert "within the model's error" in wide.recommendation.reasons[0]
     # A narrow one: the change stands, with its interval beside the saving.
@@ -500,6 +502,8 @@ def test_a_saving_within_the_model_error_keeps_the_launch(rtx3070: GpuProfile) -
     assert interval.percent == pytest.approx(0.1)
     document = advice_to_json(narrow)["recommendation"]
     assert document["energy_saving_interval"]["plus_minus"] == pytest.approx(0.001)
+    assert document["energy_saving_interval"]["low"] < saving < document[
+        "energy_saving_interval"]["high"]
     assert document["held_back"] is None
     # Without a launch as written there is nothing to keep.
     unwritten = advise(*arguments, error=_error_of(2.0))

@@ -71,7 +71,10 @@ def test_a_saving_holds_only_when_larger_than_the_interval() -> None:
     assert interval.percent == pytest.approx(25.0)
     assert not interval.holds(0.15)  # 1/0.85 = 1.18 < 1.25
     assert interval.holds(0.25)  # 1/0.75 = 1.33 > 1.25
-    assert interval.describe(0.3) == "30% ± 25% (80%)"
+    # The ratio 0.7 within ×/÷ 1.25: 0.56 to 0.875, savings of 12% to 44%.
+    assert interval.saving_range(0.3) == pytest.approx((0.125, 0.44))
+    assert interval.describe(0.3) == "30% (12% to 44% at 80%)"  # 12.5 rounds to even
+    assert interval.describe(0.2) == "20% (0% to 36% at 80%)"
 
 
 def test_the_shipped_widths_cover_every_level_and_say_their_source() -> None:

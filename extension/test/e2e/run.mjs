@@ -156,7 +156,7 @@ async function chartFrameShowing(name, timeoutMs = ANALYSIS_TIMEOUT_MS) {
 // The launch's block argument: code actions are offered where the diagnostic is.
 const launchLineIndex = originalText.split('\n').findIndex((line) => line.includes('integrate_systems<<<'));
 const launchLine = launchLineIndex + 1;
-const launchColumn = originalText.split('\n')[launchLineIndex].indexOf('256>>>') + 2;
+const launchColumn = originalText.split('\n')[launchLineIndex].indexOf('1024>>>') + 2;
 
 let failure;
 try {
@@ -234,7 +234,7 @@ try {
   assert.equal(chart.current, 1, 'the current launch is marked');
   assert.equal(chart.heuristic, 1, "NVIDIA's choice is marked");
   assert.equal(chart.recommended, 1, 'the recommendation is marked');
-  assert.match(chart.summary, /against the current 256/);
+  assert.match(chart.summary, /against the current 1024/);
   // Room for the picture in the README: hide the side bar, keep editor, problems and chart.
   await page.keyboard.down('Control');
   await page.keyboard.press('KeyB');
@@ -256,7 +256,7 @@ try {
   // Apply the first (preferred) fix from the menu, as a user would: Enter on the focused row.
   await page.keyboard.press('Enter');
   await page.waitForFunction(
-    () => !document.querySelector('.editor-instance .view-lines')?.textContent.includes('256>>>'),
+    () => !document.querySelector('.editor-instance .view-lines')?.textContent.includes('1024>>>'),
     { timeout: UI_TIMEOUT_MS },
   );
   await page.keyboard.down('Control');

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from flipflop.advice.confidence import energy_interval, held_back
+from flipflop.advice.confidence import energy_interval, held_back, same_configuration
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
@@ -99,8 +99,10 @@ class Advice:
 
     @property
     def saving_interval(self) -> RatioInterval | None:
-        """The interval of the recommendation's energy ratio to the launch as written."""
-        if self.current is None:
+        """The interval of the recommendation's energy ratio to the launch as written; None when
+        it is the launch as written."""
+        if self.current is None or same_configuration(self.current,
+                                                      self.recommendation.prediction):
             return None
         return energy_interval(self.error, self.current, self.recommendation.prediction)
 

@@ -41,10 +41,10 @@ def saving_holds(error: ModelError | None, current: Prediction, chosen: Predicti
 
 
 def format_saving(saving: float, interval: RatioInterval | None) -> str:
-    """"30% (±22%, 80%)": a predicted saving with the model's error, when known."""
+    """"83% (76% to 88% at 80%)": a predicted saving with the model's error, when known."""
     if interval is None:
         return f"{saving:.0%}"
-    return f"{saving:.0%} (±{interval.percent:.0f}%, {interval.level:.0%})"
+    return interval.describe(saving)
 
 
 def held_back(error: ModelError | None, current: Prediction | None, chosen: Prediction
@@ -52,7 +52,7 @@ def held_back(error: ModelError | None, current: Prediction | None, chosen: Pred
     """Why `chosen` is not recommended over the launch as written, when its predicted saving is
     within the model's error: "block 128 is predicted to use 12% (±41%, 80%) less energy …";
     None when the saving holds, when nothing is written to keep, or when they are the same."""
-    if current is None or _same_configuration(current, chosen):
+    if current is None or same_configuration(current, chosen):
         return None
     if saving_holds(error, current, chosen):
         return None
@@ -73,6 +73,7 @@ def describe_configuration(prediction: Prediction) -> str:
     return f"{described}{limit}"
 
 
-def _same_configuration(a: Prediction, b: Prediction) -> bool:
+def same_configuration(a: Prediction, b: Prediction) -> bool:
+    """Block, tunables, power limit and clocks all equal: one configuration."""
     return (a.block == b.block and a.params == b.params
             and a.power_limit_w == b.power_limit_w and a.settings == b.settings)

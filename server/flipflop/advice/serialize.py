@@ -95,7 +95,8 @@ def advice_to_json(advice: Advice) -> dict[str, Any]:
         "configs": [prediction_to_json(p, _tie_index(advice, p)) for p in advice.predictions],
         "recommendation": {
             **recommendation_to_json(advice.recommendation),
-            "energy_saving_interval": interval_to_json(advice.saving_interval),
+            "energy_saving_interval": interval_to_json(
+                advice.saving_interval, advice.recommendation.energy_saving_vs_current),
             "held_back": advice.held_back,
         },
         "baseline": baseline_to_json(advice.heuristic),
@@ -103,14 +104,19 @@ def advice_to_json(advice: Advice) -> dict[str, Any]:
     }
 
 
-def interval_to_json(interval: RatioInterval | None) -> dict[str, Any] | None:
-    """The model's error on the recommendation's energy ratio: ± `plus_minus` (a fraction of the
-    ratio) holds the measured ratio with probability `level`; null when not judged."""
+def interval_to_json(interval: RatioInterval | None, saving: float | None
+                     ) -> dict[str, Any] | None:
+    """The model's error on the recommendation's energy ratio: the ratio's interval, a factor
+    of 1 ± `plus_minus` upwards (e^±q), holds the measured ratio with probability `level`; `low`
+    and `high` are the saving's interval; null when not judged."""
     if interval is None:
         return None
+    low, high = interval.saving_range(saving) if saving is not None else (None, None)
     return {
         "level": interval.level,
         "plus_minus": interval.percent / 100.0,
+        "low": low,
+        "high": high,
         "pairs": interval.kind,
         "held_out_coverage": interval.held_out_coverage,
     }

@@ -74,9 +74,23 @@ class RatioInterval:
             return True
         return math.log(1.0 / (1.0 - saving)) > self.log_half_width
 
+    def saving_range(self, saving: float) -> tuple[float, float]:
+        """The interval of a predicted saving (1 − new / old): the ratio's interval, r·e^±q,
+        read as savings (lowest first)."""
+        ratio = 1.0 - saving
+        return 1.0 - ratio * math.exp(self.log_half_width), 1.0 - ratio * math.exp(
+            -self.log_half_width)
+
     def describe(self, saving: float) -> str:
-        """"12% ± 9% (80%)": a saving and the model's error at this level."""
-        return f"{saving:.0%} ± {self.percent:.0f}% ({self.level:.0%})"
+        """"83% (76% to 88% at 80%)": a saving with its interval at this level."""
+        low, high = self.saving_range(saving)
+        return (f"{_whole_percent(saving)} ({_whole_percent(low)} to {_whole_percent(high)} at "
+                f"{self.level:.0%})")
+
+
+def _whole_percent(value: float) -> str:
+    rounded = round(100.0 * value)
+    return f"{rounded + 0:d}%"  # + 0: no "-0%"
 
 
 @dataclass(frozen=True)
