@@ -67,7 +67,9 @@ MEASURED_DEVICES = {
     "NVIDIA RTX A4000": "rtx-a4000",
     "NVIDIA RTX 4000 Ada Generation": "rtx4000-ada",
 }
-# DESIGN §5: cc -> (threads/SM, warps/SM, blocks/SM, smem/SM KB, opt-in/block KB, smem unit B)
+# cc -> (threads/SM, warps/SM, blocks/SM, smem/SM KB, opt-in/block KB, smem unit B), from
+# cuda_occupancy.h and the CUDA C++ Programming Guide's technical specifications (the profiles'
+# sources; cc 12.0's 24 blocks/SM is the header's, where the guide's table says 32)
 CC_TABLE = {
     (7, 5): (1024, 32, 16, 64, 64, 256),
     (8, 0): (2048, 64, 32, 164, 163, 128),

@@ -40,7 +40,7 @@ def limits(cc):
     out = {
       "max_threads_per_sm": spec(t, f"{GUIDE}: maximum resident threads per SM, cc {ccs}"),
       "max_warps_per_sm": spec(t // 32, f"{GUIDE}: maximum resident warps per SM, cc {ccs}"),
-      "max_blocks_per_sm": spec(b, f"{HEADER}, cudaOccMaxBlocksPerMultiprocessor for cc {ccs}" + (" (the guide's table says 32; the header and our DESIGN §5 measurement say 24)" if cc == (12, 0) else f"; {GUIDE}")),
+      "max_blocks_per_sm": spec(b, f"{HEADER}, cudaOccMaxBlocksPerMultiprocessor for cc {ccs}" + (" (the guide's table says 32; the header and our measurement say 24)" if cc == (12, 0) else f"; {GUIDE}")),
       "max_threads_per_block": spec(1024, f"{GUIDE}: maximum threads per block"),
       "registers_per_sm": spec(65536, f"{GUIDE}: 64K 32-bit registers per SM, cc {ccs}"),
       "max_registers_per_thread": spec(255, f"{GUIDE}: maximum registers per thread"),
@@ -148,13 +148,13 @@ def profile(p):
       "pj_per_shared_byte": derived(round(1.25 * node / 45, 4), f"Horowitz, ISSCC 2014: 8 KB SRAM 64-bit read 10 pJ at 45 nm = 1.25 pJ/B, scaled linearly to {node} nm (assumption)"),
       "pj_per_l2_byte": derived(round(12.5 * node / 45, 4), f"Horowitz, ISSCC 2014: 1 MB SRAM 64-bit read 100 pJ at 45 nm = 12.5 pJ/B, scaled linearly to {node} nm (assumption)"),
       "pj_per_dram_byte": derived(round(8 * dram_pj_bit, 2), f"{p['dram']}: {dram_src}; x 8 bits"),
-      "voltage_exponent": derived(2.0, "CMOS dynamic power C V^2 f (Kernel Tuner 'Going green', Schoonhoven et al. 2022; DESIGN §3)"),
+      "voltage_exponent": derived(2.0, "CMOS dynamic power C V^2 f (Kernel Tuner 'Going green', Schoonhoven et al. 2022; docs/model.md §3)"),
     }
     bw_peak = p["bw"]
     if p.get("bw_measured"):
         bw = measured(p["bw_measured"][0], p["bw_measured"][1])
     else:
-        bw = derived(round(bw_peak * COPY_FRACTION, 1), f"achievable = peak {bw_peak} GB/s x {COPY_FRACTION:.4f}, the fraction of peak our H200 reached in a device-to-device copy (4.3 of 4.8 TB/s, DESIGN §5); assumed for this GPU until measured")
+        bw = derived(round(bw_peak * COPY_FRACTION, 1), f"achievable = peak {bw_peak} GB/s x {COPY_FRACTION:.4f}, the fraction of peak our H200 reached in a device-to-device copy (4.3 of 4.8 TB/s); assumed for this GPU until measured")
     dvfs = [[round(fr * boost, 1), round(v, 4)] for fr, v in c.points]
     doc = {
       "id": p["id"], "name": p["name"], "arch": f"sm_{cc[0]}{cc[1]}",
@@ -225,7 +225,7 @@ GPUS = [
  dict(id="h200", name="NVIDIA H200", cc=(9, 0), sm="hopper", sms=132, base=1500, boost=1980,
       src="NVIDIA H200 datasheet (GH100, same SM count as H100 SXM5)", clk_src=f"{TPU}",
       bw=4800, bw_src="NVIDIA H200 datasheet: 4.8 TB/s HBM3e peak", dram="HBM",
-      bw_measured=(4300, "our measurement on the lent H200: 4.3 TB/s device-to-device copy (DESIGN §5)"),
+      bw_measured=(4300, "our measurement on the lent H200: 4.3 TB/s device-to-device copy"),
       l2_mb=50, l2_src="NVIDIA H100 whitepaper: GH100 L2 50 MB as configured in H100 SXM5 (H200 uses the same GH100 configuration)", tdp=700, tdp_src="NVIDIA H200 datasheet: up to 700 W configurable max TDP (SXM)",
       tensor=4096, tensor_note="same GH100 SM as H100", node=5),
  # The GPUs of calibration/data/measured (names as NVML reports them in those caches).

@@ -1,8 +1,8 @@
 """The advisor: evaluate every candidate configuration, keep the Pareto front, recommend one.
 
 The recommendation is the lowest predicted energy among configurations within `slack` of the
-fastest (DESIGN §3); it is compared with the current launch and with NVIDIA's occupancy
-heuristic (`cudaOccupancyMaxPotentialBlockSize`), the baseline to beat.
+fastest (docs/model.md, §5 "Recommendation"); it is compared with the current launch and with
+NVIDIA's occupancy heuristic (`cudaOccupancyMaxPotentialBlockSize`), the baseline to beat.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from flipflop.model import (
 from flipflop.model.error import ModelError, RatioInterval
 from flipflop.resources import Resources
 
-# Power limits swept with `power_limits=True` (DESIGN §2 `--power-limits`).
+# Power limits swept with `power_limits=True` (`analyze --power-limits`; docs/model.md §4).
 POWER_LIMIT_COUNT = 10
 
 
@@ -125,7 +125,8 @@ class Advice:
 
     @property
     def search_space_reduction(self) -> float:
-        """1 − |shortlist| / |configurations| at the default power limit (DESIGN §3)."""
+        """1 − |shortlist| / |configurations| at the default power limit (docs/model.md, §5
+        "Recommended set")."""
         configurations = sum(1 for p in self.predictions if p.power_limit_w is None)
         return 1.0 - len(self.shortlist) / configurations if configurations else 0.0
 

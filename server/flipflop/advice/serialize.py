@@ -1,4 +1,4 @@
-"""JSON objects with the field names of DESIGN §2 (`flipflop analyze --format json`)."""
+"""The advice as JSON objects, as `flipflop analyze --format json` prints them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flipflop.model.error import RatioInterval
 
 
 def _params(prediction: Prediction) -> dict[str, Any]:
-    """`"params"` beside `"block"` for a configuration of compile-time tunables (DESIGN §2)."""
+    """`"params"` beside `"block"` for a configuration of compile-time tunables."""
     return {"params": dict(prediction.params)} if prediction.params else {}
 
 

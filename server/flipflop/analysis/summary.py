@@ -192,7 +192,7 @@ MAX_INTERPRETED_BRANCHES = 64
 launch. Past this (fully unrolled code with a test in every copy) each branch guards little,
 and a factor each would make every extraction and evaluation pay for hundreds of groups: they
 all stay counted down both paths, as an assumption. Our choice: the measured Kernel Tuner
-search spaces (DESIGN.md §4) have at most 11 per kernel."""
+search spaces (calibration/data/measured) have at most 11 per kernel."""
 
 
 def _guards(

@@ -1,11 +1,12 @@
 """Run one kernel at every candidate block shape on the local GPU and record time and energy.
 
-Method (DESIGN.md §4): compile a cubin for the device's own architecture; allocate and fill the
-arguments from the file's `flipflop-measure` header; per block shape, check the result against
-the CPU reference once (outputs poisoned first), warm up, time `repeats` batches with CUDA events
-(median), then launch back to back for at least `window_s` while observers read NVML's energy
-counter, instant power, clock and temperature; rest `cooldown_s` before the next shape. Idle
-power is measured once, before the sweep, with the GPU untouched for `idle_s`.
+Method (calibration/README.md, "How `measure` measures"): compile a cubin for the device's own
+architecture; allocate and fill the arguments from the file's `flipflop-measure` header; per block
+shape, check the result against the CPU reference once (outputs poisoned first), warm up, time
+`repeats` batches with CUDA events (median), then launch back to back for at least `window_s`
+while observers read NVML's energy counter, instant power, clock and temperature; rest
+`cooldown_s` before the next shape. Idle power is measured once, before the sweep, with the GPU
+untouched for `idle_s`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""How right the predictions are: the validation metrics of DESIGN §2–§3, as pure functions.
+"""How right the predictions are: the validation metrics (calibration/README.md, "What `validate`
+reports"), as pure functions.
 
 One measured file (a FlipFlop measurement file, a Kernel Tuner cache, a T4 file) is scored on the
 configurations that were both measured and predicted:
@@ -243,7 +244,7 @@ def _baseline(
 
 
 def validation_to_json(result: FileValidation) -> dict[str, object]:
-    """The object `flipflop validate --format json` prints per file (DESIGN §2)."""
+    """The object `flipflop validate --format json` prints per file."""
     m = result.metrics
     return {
         "file": result.file,

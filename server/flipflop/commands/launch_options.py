@@ -145,7 +145,8 @@ def count_argument(text: str) -> int:
 
 
 def add_space_options(parser: argparse.ArgumentParser) -> None:
-    """Compile-time tunables with Kernel Tuner's semantics (DESIGN §2)."""
+    """Compile-time tunables with Kernel Tuner's semantics (README.md, "Search spaces of
+    compile-time tunables")."""
     group = parser.add_argument_group(
         "search space of compile-time tunables (Kernel Tuner semantics)"
     )

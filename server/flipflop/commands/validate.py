@@ -1,5 +1,5 @@
 """`flipflop validate MEASUREMENTS`: predictions against measurements, and the same figures for
-NVIDIA's occupancy heuristic and the most-threads baseline (DESIGN §2).
+NVIDIA's occupancy heuristic and the most-threads baseline (README.md, "Command line").
 
 Three kinds of file are read, told apart by content: FlipFlop measurement files (they name the
 .cu file and kernel they measured; it is analysed at the measured block shapes), Kernel Tuner

@@ -1,4 +1,5 @@
-"""The configurations the advisor evaluates: block shapes and power limits (DESIGN §2)."""
+"""The configurations the advisor evaluates: block shapes and power limits (docs/model.md, §5
+"Candidates" and §4)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import Dim3, volume
 from flipflop.model.constants import MAX_BLOCK_DIMS, WARP_SIZE
 
-# Fewer threads than a warp waste lanes on every instruction; DESIGN §2 starts shapes at 32.
+# Fewer threads than a warp waste lanes on every instruction; candidate shapes start at 32.
 _MIN_THREADS = WARP_SIZE
 
 

@@ -1,4 +1,5 @@
-"""`flipflop analyze --format json`: the object DESIGN.md §2 specifies, and nothing else."""
+"""`flipflop analyze --format json`: the report as one JSON object (`gpu`, `toolchain`, `kernels`,
+`notes`), and nothing else."""
 
 from __future__ import annotations
 
