@@ -173,8 +173,9 @@ def test_guessed_inputs_are_ranked_under_the_recommendation_with_their_annotatio
 def test_a_guess_that_moves_the_pick_is_an_information_finding_on_the_launch() -> None:
     """SAXPY on an A100 with the 2^20-thread default: a problem 4× smaller fills too few waves
     for today's pick, so another block would be recommended."""
+    # On the point predictions: the other block's saving is within the model's error.
     sarif = json.loads(_analyze(SAXPY, "--gpu", "a100-sxm4-80gb", "--format", "sarif",
-                                "--min-saving", "0.001"))
+                                "--min-saving", "0.001", "--confidence", "off"))
     run = sarif["runs"][0]
     rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "FF012")
     assert rule["helpUri"] == RULES["FF012"].href
