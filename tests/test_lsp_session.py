@@ -81,6 +81,18 @@ def test_each_bad_value_is_named_and_replaced_by_its_default() -> None:
     assert any("gtx-9999" in p and "h100-sxm, rtx3070" in p for p in problems)
 
 
+def test_the_confidence_level_is_one_of_the_measured_levels_or_off() -> None:
+    assert Settings().analysis_options().confidence == 0.8
+    settings, problems = parse_settings({"confidence": 0.95})
+    assert problems == () and settings.analysis_options().confidence == 0.95
+    off, problems = parse_settings({"confidence": "off"})
+    assert problems == () and off.analysis_options().confidence is None
+    kept, problems = parse_settings({"confidence": 0.7})
+    assert kept.confidence == 0.8
+    assert problems == ('flipflop.confidence: expected one of 0.5, 0.8, 0.9, 0.95 or "off"; '
+                        "using 0.8",)
+
+
 def test_settings_that_are_not_an_object() -> None:
     settings, problems = parse_settings(["gpu", "rtx3070"])
     assert settings == Settings()
