@@ -429,6 +429,29 @@ def goals(summary: dict) -> list[str]:
     ]
 
 
+def energy_goals(found: Sequence[Run]) -> list[str]:
+    """The issue tracker's energy goals, on the files that metered energy."""
+    lines = []
+    for run in found:
+        points = energy_points(run.result)
+        if not points:
+            continue
+        metrics = _metrics(run.result)
+        rho, mape = metrics["spearman_energy"], metrics["mape_power"]
+        clocks = clock_agreement(points)
+        met = isinstance(rho, float) and rho >= 0.9 and isinstance(mape, float) and mape <= 10.0
+        clock = "one clock measured"
+        if clocks is not None:
+            share = clocks.within_one_step / clocks.configurations
+            clock = (f"energy-optimal clock within one step for {100 * share:.0f}% of "
+                     f"{clocks.configurations} configurations (≥ 80%: "
+                     f"{'met' if share >= 0.8 else '**missed**'})")
+        lines.append(f"- {run.dataset.folder}: energy ρ ≥ 0.9 and power MAPE ≤ 10%: "
+                     f"{_number(rho)} and {_number(mape)}% — "
+                     f"{'met' if met else '**missed**'}; {clock}")
+    return lines
+
+
 def confidence_table(found: Sequence[Run], flagged: dict[str, str]) -> list[str]:
     files = [measured_file(run, scored(run)) for run in found
              if str(run.result["file"]) not in flagged]
@@ -577,7 +600,7 @@ def render(found: Sequence[Run], args: argparse.Namespace) -> str:
         "sample": str(args.sample),
         "held_out_table": "\n".join(table),
         "held_out_footnotes": "\n".join(held_out_footnotes(found, flagged)),
-        "goals": "\n".join(goals(summary)),
+        "goals": "\n".join(goals(summary) + energy_goals(found)),
         "confidence_table": "\n".join(confidence_table(found, flagged)),
         "energy_table": "\n".join(energy_table(found)),
         "per_file_table": "\n".join(per_file_table(found)),
