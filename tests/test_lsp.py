@@ -102,7 +102,9 @@ async def test_wasteful_launch_is_diagnosed_and_its_fix_applies(
         assert diagnostic.code_description.href == RULES["FF001"].href
         assert diagnostic.code_description.href.endswith("docs/rules/FF001.md")
         assert GPU_NAME in diagnostic.message
-        assert re.search(r"could use \d+% less energy with block \d+", diagnostic.message)
+        # The saving with the model's error on it, at the default 80% level.
+        assert re.search(r"could use \d+% \(\d+% to \d+% at 80%\) less energy with block \d+",
+                         diagnostic.message)
         # The diagnostic sits on the block argument of the launch.
         assert diagnostic.range.start.line == LAUNCH_LINE
         launch_line = text.splitlines()[LAUNCH_LINE]
@@ -139,6 +141,30 @@ async def test_wasteful_launch_is_diagnosed_and_its_fix_applies(
         change_and_save(client, uri, fixed, version=2)
         again = await diagnostics_for(client, uri, version=2)
         assert not [d for d in again.diagnostics if d.code in ("FF001", "FF009", "FF010")]
+
+
+async def test_a_saving_within_the_model_error_is_held_back_and_said_so(tmp_path: Path) -> None:
+    source = tmp_path / "modest_saving.cu"
+    source.write_text((Path(__file__).parent / "corpus" / "confidence" / "modest_saving.cu")
+                      .read_text())
+    line = next(i for i, text in enumerate(source.read_text().splitlines()) if "<<<" in text)
+    async with running_server("visual-studio-code") as client:
+        uri = open_document(client, source, source.read_text())
+        published = await diagnostics_for(client, uri, version=1)
+        assert not [d for d in published.diagnostics if d.code == "FF001"]
+        hover = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            position=lsp.Position(line=line, character=6)))
+        assert hover is not None and isinstance(hover.contents, lsp.MarkupContent)
+        markdown = hover.contents.value
+        assert "Recommended block **256**" in markdown and "the launch as written." in markdown
+        assert re.search(r"Block \d+ is predicted to use \d+% \(-?\d+% to \d+% at 80%\) less "
+                         r"energy than the launch as written: within the model's error",
+                         markdown), markdown
+    async with running_server("visual-studio-code", settings={"confidence": "off"}) as client:
+        uri = open_document(client, source, source.read_text())
+        published = await diagnostics_for(client, uri, version=1)
+        assert [d for d in published.diagnostics if d.code == "FF001"]
 
 
 async def test_hover_inlay_hints_and_lens_show_the_cli_numbers(tmp_path: Path) -> None:
@@ -315,7 +341,7 @@ async def test_unsaved_edits_are_analysed_after_the_debounce(tmp_path: Path) -> 
     async with running_server("neovim", settings={"debounceMs": 1000}) as client:
         uri = open_document(client, source, text)
         await diagnostics_for(client, uri, version=1)
-        for version, block in ((2, 512), (3, 256)):
+        for version, block in ((2, 256), (3, 512)):
             client.text_document_did_change(
                 lsp.DidChangeTextDocumentParams(
                     text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
@@ -327,5 +353,5 @@ async def test_unsaved_edits_are_analysed_after_the_debounce(tmp_path: Path) -> 
                 )
             )
         edited = await diagnostics_for(client, uri, version=3)
-        assert "<<<…, 256>>>" in _ff001(edited).message
+        assert "<<<…, 512>>>" in _ff001(edited).message
         assert 2 not in [p.version for p in client.published if p.uri == uri]

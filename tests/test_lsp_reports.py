@@ -104,7 +104,8 @@ async def test_drivers_of_one_line_are_one_diagnostic(tmp_path: Path) -> None:
 
 async def test_a_launch_whose_pick_rests_on_a_guess_gets_ff012(tmp_path: Path) -> None:
     source = _copy(tmp_path, "saxpy.cu")
-    settings = {"gpu": "a100-sxm4-80gb", "minSaving": 0.001}
+    # On the point predictions: the other block's saving is within the model's error.
+    settings = {"gpu": "a100-sxm4-80gb", "minSaving": 0.001, "confidence": "off"}
     async with running_server("visual-studio-code", settings=settings) as client:
         uri = open_document(client, source, source.read_text())
         published = await diagnostics_for(client, uri, version=1)

@@ -268,10 +268,10 @@ try {
   assert.ok(launch, `the fixed launch keeps its form:\n${fixedText}`);
   const block = Number(launch[1]);
   // 32 threads do the work; the fix must drop the idle ones but keep whole warps.
-  assert.ok(block >= 32 && block < 256 && block % 32 === 0, `the fix picks a smaller whole-warp block, not ${block}`);
+  assert.ok(block >= 32 && block < 1024 && block % 32 === 0, `the fix picks a smaller whole-warp block, not ${block}`);
   assert.equal(
     fixedText,
-    originalText.replace('integrate_systems<<<systems, 256>>>', `integrate_systems<<<systems, ${block}>>>`),
+    originalText.replace('integrate_systems<<<systems, 1024>>>', `integrate_systems<<<systems, ${block}>>>`),
     'only the block argument changes',
   );
   console.log(`   new launch: integrate_systems<<<systems, ${block}>>>`);

@@ -148,14 +148,15 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         + (f" at a {rec.power_limit_w:.0f} W power limit" if rec.power_limit_w else "")
         + f": {format_energy(rec.energy_j)}, {format_time(rec.time_s)}, {rec.power_w:.0f} W"
         + (" at an assumed problem size" if launch.size_assumed else "")
-        + f" — lowest predicted energy within {advice.slack:.0%} of the fastest."
+        + (" — the launch as written." if advice.held_back is not None
+           else f" — lowest predicted energy within {advice.slack:.0%} of the fastest.")
     )
     saving = rec.energy_saving_vs_current
     if advice.current is not None and saving and rec.prediction is not advice.current:
         parts.append(f"It saves {format_saving(saving, advice.saving_interval)} of the"
                      " energy of the launch as written.")
     if advice.held_back is not None:
-        parts.append(advice.held_back)
+        parts.append(_markdown_escaped(advice.held_back[0].upper() + advice.held_back[1:]) + ".")
     parts.append("")
     parts.extend(_constraint_lines(advice))
     varying = varying_tunables(advice.predictions)
