@@ -93,8 +93,6 @@ def _launch_table(launch: LaunchReport, show_all: bool) -> list[str]:
     )
     for reason in recommendation.reasons:
         out.append(f"    - {reason}")
-    if advice.held_back is not None:
-        out.append(f"    - {advice.held_back}")
     constraints = advice.constraints
     if constraints is not None:
         for conflict in constraints.conflicts:
