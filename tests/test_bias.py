@@ -7,7 +7,8 @@ import math
 import pytest
 
 from flipflop.calibration.bias import MIN_GROUP, bias_by_parameter, bias_to_json
-from flipflop.calibration.validation import ScoredConfig, score_file, validation_to_json
+from flipflop.calibration.scored import ScoredConfig
+from flipflop.calibration.validation import score_file, validation_to_json
 
 
 def _config(label: str, measured: float, predicted: float,

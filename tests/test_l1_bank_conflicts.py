@@ -13,6 +13,7 @@ from flipflop.advice.drivers import energy_drivers
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profiles import load_profile
 from flipflop.launch import LaunchShape
+from flipflop.model import data_path_terms
 from flipflop.model.performance import global_wavefronts_per_warp
 from flipflop.model.predict import predict
 from flipflop.resources import Resources
@@ -108,3 +109,17 @@ def test_the_conflicting_gemm_is_l1_bound_and_its_hover_says_why(tmp_path: Path)
     # The tile loads of the same source line (B into shared memory) conflict too, 8-way.
     (conflicts,) = [d for d in drivers if "L1 bank conflicts in global loads" in d.message]
     assert conflicts.kind == "bank_conflicts" and conflicts.lines and conflicts.share > 0.2
+
+
+def test_the_model_hands_the_drivers_its_own_data_path_terms(banks: Path) -> None:
+    # The strided load's 16 wavefronts would be 8 without its 4-way conflicts; the coalesced
+    # store has none to remove (`test_the_l1_data_path_charges_the_conflicts`).
+    work = _work(banks, "float4_every_64_bytes")
+    profile = load_profile("h200")
+    assert profile.rates.l1_request_cycles == 1.0
+    terms = data_path_terms(work, profile)
+    load, store = sorted(terms.sites, key=lambda term: term.site.is_store)
+    assert (load.l1_wavefronts, load.conflict_free_l1_wavefronts) == (16.0, 8.0)
+    assert load.conflict_wavefronts == 8.0
+    assert store.site.is_store and store.conflict_wavefronts == 0.0
+    assert terms.l1_wavefronts == global_wavefronts_per_warp(work) == 20.0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from flipflop.calibration.records import read_measurement
+from flipflop.calibration.scored import ScoredConfig
 from flipflop.calibration.validation import (
-    ScoredConfig,
     mape,
     score_file,
     spearman,

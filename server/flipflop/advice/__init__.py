@@ -1,8 +1,9 @@
 """Advice over the model's predictions: Pareto front, recommendation, baseline, energy drivers."""
 
-from flipflop.advice.advise import Advice, Excluded, NoLaunchableConfig, Recommendation, advise
+from flipflop.advice.advise import Advice, Excluded, NoLaunchableConfig, advise
 from flipflop.advice.drivers import DRIVER_KINDS, Driver, energy_drivers
 from flipflop.advice.pareto import pareto_flags
+from flipflop.advice.select import Recommendation
 from flipflop.advice.serialize import (
     advice_to_json,
     baseline_to_json,

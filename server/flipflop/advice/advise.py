@@ -11,19 +11,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from flipflop.advice.confidence import energy_interval, held_back, same_configuration
+from flipflop.advice.confidence import energy_interval, same_configuration
 from flipflop.advice.coverage import coverage
 from flipflop.advice.drivers import Driver, energy_drivers
-from flipflop.advice.pareto import pareto_flags
-from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist
-from flipflop.advice.ties import (
-    TIE_TOLERANCE,
-    ConfigurationKey,
-    TieGroup,
-    configuration_key,
-    tie_groups,
-    values_tie,
+from flipflop.advice.select import (
+    Recommendation,
+    check_slack,
+    choose,
+    power_limits_to_sweep,
+    select,
+    shape_text,
+    sweep,
 )
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
+from flipflop.advice.ties import ConfigurationKey, TieGroup, configuration_key, tie_groups
 from flipflop.analysis.work import ThreadWork
 from flipflop.constraints import BlockConstraints
 from flipflop.fast_init import fast_init
@@ -35,16 +36,20 @@ from flipflop.model import (
     PreparedLaunch,
     UnlaunchableConfig,
     candidate_blocks,
-    power_limit_candidates,
-    predict_power_limits,
     predict_prepared,
     prepare_launch,
 )
 from flipflop.model.error import ModelError, RatioInterval
 from flipflop.resources import Resources
 
-# Power limits swept with `power_limits=True` (`analyze --power-limits`; docs/model.md §4).
-POWER_LIMIT_COUNT = 10
+__all__ = [
+    "Advice",
+    "Excluded",
+    "LaunchSearch",
+    "NoLaunchableConfig",
+    "Recommendation",  # defined in `flipflop.advice.select`, kept importable from here
+    "advise",
+]
 
 
 class NoLaunchableConfig(ValueError):
@@ -56,20 +61,6 @@ class Excluded:
     block: Dim3
     reason: str
     params: tuple[tuple[str, int | float | str], ...] = ()  # the tunables, in a search space
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    block: Dim3
-    power_limit_w: float | None
-    time_s: float
-    power_w: float
-    energy_j: float
-    energy_saving_vs_current: float | None  # 1 − E_rec / E_current
-    energy_saving_vs_occupancy_heuristic: float | None  # 1 − E_rec / E_heuristic
-    slowdown_vs_fastest: float  # T_rec / T_fastest − 1
-    reasons: tuple[str, ...]
-    prediction: Prediction
 
 
 @dataclass(frozen=True)
@@ -207,8 +198,7 @@ def advise(
     give per-thread figures only. `error`: the model's error on ratios; a saving within it
     keeps the launch as written (`flipflop.advice.confidence`).
     """
-    if slack < 0.0:
-        raise ValueError(f"slack must be a non-negative fraction, got {slack}")
+    check_slack(slack)
     if block_limit is not None and block_limit < 1:
         raise ValueError(f"block limit must be positive, got {block_limit}")
     if blocks is not None:
@@ -248,26 +238,15 @@ def advise(
             outcomes[current_block] = kept
     excluded = tuple(o for o in outcomes.values() if isinstance(o, Excluded))
     if not launchable:
-        reasons = "; ".join(f"{_shape(e.block)}: {e.reason}" for e in excluded[:3])
+        reasons = "; ".join(f"{shape_text(e.block)}: {e.reason}" for e in excluded[:3])
         raise NoLaunchableConfig(f"no candidate block shape can launch ({reasons})")
 
-    limits: tuple[float | None, ...] = (None,)
-    if power_limits:
-        swept = power_limit_candidates(profile, POWER_LIMIT_COUNT)
-        limits += tuple(limit for limit in swept if limit != profile.tdp_w)
-    raw = [
-        prediction
-        for evaluated in launchable.values()
-        for prediction in predict_power_limits(profile, evaluated.prepared, limits)
-    ]
-    flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
-    predictions = tuple(
-        replace(p, pareto=True) if flag else p for p, flag in zip(raw, flags, strict=True)
+    limits = power_limits_to_sweep(profile, power_limits)
+    selection = select(
+        [p for evaluated in launchable.values() for p in sweep(evaluated.prepared, limits)],
+        slack,
     )
-
-    fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
-    within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))
-    lowest = min(within, key=lambda p: (p.energy_j, p.time_s))
+    predictions = selection.predictions
     default_limit = {p.block: p for p in predictions if p.power_limit_w is None}
 
     heuristic = _heuristic(
@@ -276,49 +255,37 @@ def advise(
     current = _at_default_limit(
         profile, resources, work_for, problem, dynamic_smem_bytes, current_block, default_limit
     )
-    chosen = _settle(lowest, within, current)
-    kept_back = held_back(error, current, chosen)
-    if kept_back is not None and current is not None:
-        chosen = current
-    worth_measuring = shortlist(predictions, chosen, shortlist_share,
-                                error.interval("time", "block") if error else None)
+    # Shapes of one kernel differ in their block alone.
+    choice = choose(selection, current, heuristic, error=error,
+                    shortlist_share=shortlist_share, differ_in="block")
     subject_block = next(
         (p.block for p in (current, heuristic) if p is not None and p.block in launchable),
-        chosen.block,
+        choice.chosen.block,
     )
     subject = launchable[subject_block]
     drivers = energy_drivers(profile, resources, subject.work, default_limit[subject_block],
                              size_assumed)
-    recommendation = _recommend(chosen, fastest, within, heuristic, current, slack, lowest)
-    if kept_back is not None:
-        recommendation = _kept_back(recommendation, kept_back)
+    recommendation = choice.recommendation
     note = _constraint_note(constraints, excluded, launchable, current_block)
     if note is not None:
         recommendation = replace(recommendation, reasons=(*recommendation.reasons, note))
     return Advice(
         predictions=predictions,
-        front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
+        front=selection.front,
         recommendation=recommendation,
-        fastest=fastest,
+        fastest=selection.fastest,
         heuristic=heuristic,
         current=current,
-        recommended_set=within,
+        recommended_set=selection.within,
         drivers=drivers,
         excluded=excluded,
         slack=slack,
         ties=tie_groups(predictions),
-        shortlist=worth_measuring,
+        shortlist=choice.shortlist,
         constraints=constraints,
         error=error,
-        held_back=kept_back,
+        held_back=choice.held_back,
     )
-
-
-def _kept_back(recommendation: Recommendation, why: str) -> Recommendation:
-    """The recommendation of the launch as written, led by why the better-predicted
-    configuration was held back."""
-    return replace(recommendation, reasons=(why[0].upper() + why[1:] + ".",
-                                            *recommendation.reasons[1:]))
 
 
 def _constraint_note(
@@ -359,24 +326,6 @@ def _refused(constraints: BlockConstraints | None, block: Dim3,
     if constraints.unsure and current_block is not None and block != current_block:
         return f"FlipFlop is unsure the code supports it: {constraints.unsure[0].describe()}"
     return None
-
-
-def _settle(
-    lowest: Prediction,
-    within: tuple[Prediction, ...],
-    current: Prediction | None,
-) -> Prediction:
-    if current is None:
-        return lowest
-    # A tie keeps the launch as written rather than asking for an edit that changes nothing
-    # measurable.
-    same = [
-        p for p in within
-        if p.block == current.block and p.params == current.params and p.power_limit_w is None
-    ]
-    if same and values_tie(same[0].energy_j, lowest.energy_j):
-        return same[0]
-    return lowest
 
 
 # Shapes whose coverage differs from the reference by more than this do a different job.
@@ -485,96 +434,3 @@ def _at_default_limit(
     if block in evaluated:
         return evaluated[block]
     return _predict_at(profile, resources, work_for, problem, dynamic_smem_bytes, block)
-
-
-def _saving(chosen: Prediction, other: Prediction | None) -> float | None:
-    if other is None or other.energy_j <= 0.0:
-        return None
-    return 1.0 - chosen.energy_j / other.energy_j
-
-
-def _recommend(
-    chosen: Prediction,
-    fastest: Prediction,
-    within: tuple[Prediction, ...],
-    heuristic: Prediction | None,
-    current: Prediction | None,
-    slack: float,
-    lowest: Prediction | None = None,
-) -> Recommendation:
-    slowdown = chosen.time_s / fastest.time_s - 1.0
-    vs_heuristic = _saving(chosen, heuristic)
-    vs_current = _saving(chosen, current)
-    reasons = [
-        f"Lowest predicted energy among the {len(within)} configurations within {slack:.0%} of "
-        f"the fastest ({_config(fastest)}, {_seconds(fastest.time_s)})."
-        if chosen is not fastest
-        else f"The fastest configuration is also the lowest in energy within {slack:.0%} of it.",
-        f"{chosen.bound.capitalize()}-bound at {chosen.occupancy:.0%} occupancy "
-        f"({_count(chosen.active_blocks_per_sm, 'block')}/SM, limited by {chosen.limiter}), "
-        f"{_count(chosen.waves, 'wave')}.",
-    ]
-    if lowest is not None and lowest is not chosen:
-        reasons[0] = (
-            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy ({_config(lowest)}),"
-            " a tie at the model's precision, so the launch as written is kept."
-        )
-    if chosen.power_limit_w is not None:
-        reasons.append(
-            f"A {chosen.power_limit_w:.0f} W power limit lowers the clock to "
-            f"{chosen.clock_mhz:.0f} MHz and the power to {chosen.power_w:.0f} W for a "
-            f"{slowdown:.1%} slowdown."
-        )
-    if heuristic is not None and vs_heuristic is not None:
-        reasons.append(
-            f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
-            f"({_config(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
-        )
-    if current is not None and vs_current is not None:
-        reasons.append(
-            f"{_relative(vs_current)} the current {'configuration' if current.params else 'launch'}"
-            f" ({_config(current)})."
-        )
-    return Recommendation(
-        block=chosen.block,
-        power_limit_w=chosen.power_limit_w,
-        time_s=chosen.time_s,
-        power_w=chosen.power_w,
-        energy_j=chosen.energy_j,
-        energy_saving_vs_current=vs_current,
-        energy_saving_vs_occupancy_heuristic=vs_heuristic,
-        slowdown_vs_fastest=slowdown,
-        reasons=tuple(reasons),
-        prediction=chosen,
-    )
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
-def _relative(saving: float) -> str:
-    if abs(saving) < 0.005:
-        return "Same predicted energy as"
-    if saving > 0.0:
-        return f"{saving:.0%} less energy than"
-    return f"{-saving:.0%} more energy than"
-
-
-def _shape(block: Dim3) -> str:
-    x, y, z = block
-    return str(x) if y == z == 1 else (f"{x}x{y}" if z == 1 else f"{x}x{y}x{z}")
-
-
-def _config(prediction: Prediction) -> str:
-    limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
-    described = tunables or f"block {_shape(prediction.block)}"
-    return f"{described}{limit}"
-
-
-def _seconds(value: float) -> str:
-    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"

@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from flipflop.advice.advise import Advice, LaunchSearch, NoLaunchableConfig, Recommendation
+from flipflop.advice.advise import Advice, LaunchSearch, NoLaunchableConfig
+from flipflop.advice.select import Recommendation
 from flipflop.advice.ties import configuration_key, values_tie
 from flipflop.analysis import KernelFeatures
 from flipflop.analysis import expr as ex

@@ -6,18 +6,14 @@ A driver's `share` estimates the fraction of the launch's energy it accounts for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from flipflop.analysis.work import SiteWork, ThreadWork
 from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import volume
-from flipflop.model.constants import SECTOR_BYTES
-from flipflop.model.performance import (
-    l1_wavefronts_per_warp,
-    shared_cycles_per_warp,
-    site_l1_wavefronts,
-)
-from flipflop.model.predict import Prediction
+from flipflop.model import SECTOR_BYTES, Prediction, data_path_terms
 from flipflop.resources import Resources
 
 DRIVER_KINDS = (
@@ -210,9 +206,18 @@ _WORTH_SAYING = 0.10  # a cache's share of the traffic below this is not worth a
 def _by_lines(sites: list[SiteWork]) -> list[list[SiteWork]]:
     """Sites grouped by their source lines, in first-seen order: one statement often compiles
     to several PTX accesses (unrolled loops, vector halves), and a reader thinks in statements."""
-    groups: dict[tuple[int, ...], list[SiteWork]] = {}
-    for site in sites:
-        groups.setdefault(site.lines, []).append(site)
+    return _grouped_by_lines(sites, lambda site: site.lines)
+
+
+_Grouped = TypeVar("_Grouped")
+
+
+def _grouped_by_lines(
+    items: list[_Grouped], lines_of: Callable[[_Grouped], tuple[int, ...]]
+) -> list[list[_Grouped]]:
+    groups: dict[tuple[int, ...], list[_Grouped]] = {}
+    for item in items:
+        groups.setdefault(lines_of(item), []).append(item)
     return list(groups.values())
 
 
@@ -279,18 +284,20 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     past what conflict-free lanes would take."""
     if prediction.launch.cost.busiest_unit != "l1" or prediction.bound != "compute":
         return []
+    terms = data_path_terms(work, prediction.profile)
+    # The model's terms of the global sites: a load's conflicts are what the model charges it
+    # past the same requests without them.
     conflicting = [
-        site for site in work.sites
-        if site.space in _GLOBAL_SPACES and not site.is_store and site.bank_conflict_degree > 1.0
+        term for term in terms.sites
+        if not term.site.is_store and term.site.bank_conflict_degree > 1.0
     ]  # fmt: skip
     if not conflicting:
         return []
-    request_cycles = prediction.profile.rates.l1_request_cycles
-    path = l1_wavefronts_per_warp(work, request_cycles)
     drivers = []
-    for sites in _by_lines(conflicting):
-        excess = sum(_conflict_wavefronts(site, request_cycles) for site in sites)
-        excess /= max(path, 1e-12)
+    for group in _grouped_by_lines(conflicting, lambda term: term.site.lines):
+        excess = sum(term.conflict_wavefronts for term in group)
+        excess /= max(terms.l1_wavefronts, 1e-12)
+        sites = [term.site for term in group]
         degree = max(site.bank_conflict_degree for site in sites)
         lines = sites[0].lines
         drivers.append(
@@ -306,15 +313,6 @@ def _l1_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]
     return drivers
 
 
-def _conflict_wavefronts(site: SiteWork, request_cycles: float) -> float:
-    """A global load's L1 wavefronts per warp past those of the same requests without their
-    bank conflicts."""
-    free = site.wavefronts_per_request / site.bank_conflict_degree
-    return site_l1_wavefronts(site, request_cycles) - site_l1_wavefronts(
-        site, request_cycles, free
-    )
-
-
 def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Driver]:
     """Shared loads and stores conflicting in the banks: each extra wavefront costs its energy,
     and time while the banks set it (the shared unit, or the L1 data path it is part of), as
@@ -328,11 +326,8 @@ def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Dri
     busiest = prediction.launch.cost.busiest_unit
     banks_set_time = prediction.bound in ("shared", "compute") and busiest in ("shared", "l1")
     time_share = _per_second_share(prediction) if banks_set_time else 0.0
-    cycles = (
-        l1_wavefronts_per_warp(work, request_cycles)
-        if busiest == "l1"
-        else shared_cycles_per_warp(work, request_cycles)
-    )
+    terms = data_path_terms(work, prediction.profile)
+    cycles = terms.l1_wavefronts if busiest == "l1" else terms.shared_cycles
     conflicting = [
         site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0
     ]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from flipflop.advice.advise import Advice, Recommendation
+from flipflop.advice.advise import Advice
 from flipflop.advice.drivers import Driver
+from flipflop.advice.select import Recommendation
 from flipflop.model import Prediction
 from flipflop.model.error import RatioInterval
 

@@ -16,18 +16,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
-from flipflop.advice.advise import (
-    Advice,
-    Excluded,
-    NoLaunchableConfig,
-    _kept_back,
-    _recommend,
-    _settle,
-)
-from flipflop.advice.confidence import held_back
+from flipflop.advice.advise import Advice, Excluded, NoLaunchableConfig
 from flipflop.advice.drivers import energy_drivers
-from flipflop.advice.pareto import pareto_flags
-from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist
+from flipflop.advice.select import check_slack, choose, power_limits_to_sweep, select, sweep
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE
 from flipflop.advice.ties import tie_groups
 from flipflop.analysis.work import ThreadWork
 from flipflop.gpu.profile import GpuProfile
@@ -39,8 +31,6 @@ from flipflop.model import (
     PreparedLaunch,
     UnlaunchableConfig,
     at_memory_clock,
-    power_limit_candidates,
-    predict_power_limits,
     prepare_launch,
 )
 from flipflop.model.error import ModelError
@@ -48,8 +38,6 @@ from flipflop.resources import Resources
 
 ParamValue = int | float | str
 Params = tuple[tuple[str, ParamValue], ...]
-
-POWER_LIMIT_COUNT = 10
 
 
 @dataclass(frozen=True)
@@ -78,8 +66,7 @@ def advise_space(
 ) -> Advice:
     """Predict every configuration (× power limit) and recommend one; with the model's
     `error`, a saving within it keeps the `current` configuration."""
-    if slack < 0.0:
-        raise ValueError(f"slack must be a non-negative fraction, got {slack}")
+    check_slack(slack)
     prepared: dict[Params, tuple[SpaceCandidate, PreparedLaunch]] = {}
     dropped = list(excluded)
     for candidate in candidates:
@@ -94,59 +81,43 @@ def advise_space(
         reasons = "; ".join(f"{_describe(e.params)}: {e.reason}" for e in dropped[:3])
         raise NoLaunchableConfig(f"no configuration of the space can launch ({reasons})")
 
-    limits: tuple[float | None, ...] = (None,)
-    if power_limits:
-        swept = power_limit_candidates(profile, POWER_LIMIT_COUNT)
-        limits += tuple(limit for limit in swept if limit != profile.tdp_w)
-    raw = [
-        replace(prediction, params=params)
-        for params, (candidate, launch) in prepared.items()
-        # A configuration that sets its own power limit is not swept over others.
-        for prediction in predict_power_limits(
-            launch.profile, launch,
-            (None,) if candidate.settings.power_limit_w is not None else limits,
-            candidate.settings)
-    ]
-    flags = pareto_flags([(p.time_s, p.energy_j) for p in raw])
-    predictions = tuple(
-        replace(p, pareto=True) if flag else p for p, flag in zip(raw, flags, strict=True)
+    limits = power_limits_to_sweep(profile, power_limits)
+    selection = select(
+        [
+            replace(prediction, params=params)
+            for params, (candidate, launch) in prepared.items()
+            for prediction in sweep(launch, limits, candidate.settings)
+        ],
+        slack,
     )
-    fastest = min(predictions, key=lambda p: (p.time_s, p.energy_j))
-    within = tuple(p for p in predictions if p.time_s <= fastest.time_s * (1.0 + slack))
-    lowest = min(within, key=lambda p: (p.energy_j, p.time_s))
+    predictions = selection.predictions
     default_limit = {p.params: p for p in predictions if p.power_limit_w is None}
 
     current_prediction = default_limit.get(current) if current is not None else None
     heuristic = heuristic_pick(list(default_limit.values()), current, block_names)
-    chosen = _settle(lowest, within, current_prediction)
-    kept_back = held_back(error, current_prediction, chosen)
-    if kept_back is not None and current_prediction is not None:
-        chosen = current_prediction
-    subject = current_prediction or heuristic or chosen
+    # Configurations of a space differ in their code and GPU settings, not the block alone.
+    choice = choose(selection, current_prediction, heuristic, error=error,
+                    shortlist_share=shortlist_share, differ_in="code")
+    subject = current_prediction or heuristic or choice.chosen
     subject_candidate = prepared[subject.params][0]
     drivers = energy_drivers(
         profile, subject_candidate.resources, subject_candidate.work, default_limit[subject.params]
     )
-    recommendation = _recommend(
-        chosen, fastest, within, heuristic, current_prediction, slack, lowest)
-    if kept_back is not None:
-        recommendation = _kept_back(recommendation, kept_back)
     return Advice(
         predictions=predictions,
-        front=tuple(sorted((p for p in predictions if p.pareto), key=lambda p: p.time_s)),
-        recommendation=recommendation,
-        fastest=fastest,
+        front=selection.front,
+        recommendation=choice.recommendation,
+        fastest=selection.fastest,
         heuristic=heuristic,
         current=current_prediction,
-        recommended_set=within,
+        recommended_set=selection.within,
         drivers=drivers,
         excluded=tuple(dropped),
         slack=slack,
         ties=tie_groups(predictions),
-        shortlist=shortlist(predictions, chosen, shortlist_share,
-                            error.interval("time", "code") if error else None),
+        shortlist=choice.shortlist,
         error=error,
-        held_back=kept_back,
+        held_back=choice.held_back,
     )
 
 

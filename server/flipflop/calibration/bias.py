@@ -17,10 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # validation reports the biases: it imports this module
-    from flipflop.calibration.validation import ScoredConfig
+from flipflop.calibration.scored import ScoredConfig
 
 ParameterValue = int | float | str
 

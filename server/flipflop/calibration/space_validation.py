@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from flipflop.advice.shortlist import fastest_share
-from flipflop.calibration.validation import FileValidation, ScoredConfig, score_file, time_parts
+from flipflop.calibration.scored import ScoredConfig
+from flipflop.calibration.validation import FileValidation, score_file, time_parts
 from flipflop.formats.measured import MeasuredConfig, MeasuredSpace
 from flipflop.formats.t1 import T1Input
 from flipflop.model.predict import Prediction

@@ -32,34 +32,11 @@ from dataclasses import dataclass
 from scipy.stats import spearmanr  # type: ignore[import-untyped]
 
 from flipflop.calibration.bias import ParameterBias, bias_by_parameter, bias_to_json
+from flipflop.calibration.scored import ScoredConfig as ScoredConfig  # re-exported: it lived here
 from flipflop.model.predict import TimeBreakdown
 
 TOP_MEASURED_SHARE = 0.05
 TOP_PREDICTED_SHARE = 0.10
-
-
-@dataclass(frozen=True)
-class ScoredConfig:
-    """One configuration, measured and predicted."""
-
-    label: str  # "256" or "block_size_x=32,tile_size_x=2"
-    measured_time_s: float
-    measured_power_w: float | None
-    measured_energy_j: float | None
-    predicted_time_s: float
-    predicted_power_w: float
-    predicted_energy_j: float
-    resident_threads: int  # active blocks per SM × threads per block, for the heuristic
-    threads_per_block: int
-    recommended: bool  # inside the recommended set: the shortlist worth measuring
-    # The configuration's tunables (a Kernel Tuner cache) or its block (a measurement file),
-    # as (name, value): what `flipflop.calibration.bias` groups the errors by.
-    parameters: tuple[tuple[str, int | float | str], ...] = ()
-    bound: str = ""  # what the model says limits it ("compute", "memory", ...)
-    # Why the model predicts the time it does: each term of the time model alone, summed over
-    # the waves (`flipflop.model.predict.TimeBreakdown`; they overlap, so they do not add up).
-    time_parts: tuple[tuple[str, float], ...] = ()
-    active_blocks_per_sm: int = 0
 
 
 @dataclass(frozen=True)

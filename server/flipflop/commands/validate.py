@@ -23,9 +23,9 @@ from flipflop.calibration.records import (
     MeasurementSet,
     read_measurement,
 )
+from flipflop.calibration.scored import ScoredConfig
 from flipflop.calibration.validation import (
     FileValidation,
-    ScoredConfig,
     score_file,
     time_parts,
     validation_to_json,

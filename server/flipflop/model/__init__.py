@@ -4,6 +4,8 @@ See docs/model.md for every equation and constant.
 """
 
 from flipflop.model.candidates import candidate_blocks, power_limit_candidates
+from flipflop.model.constants import SECTOR_BYTES
+from flipflop.model.performance import DataPathTerms, SiteTerms, data_path_terms
 from flipflop.model.predict import (
     Breakdown,
     PowerBreakdown,
@@ -26,17 +28,21 @@ from flipflop.model.settings import (
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "SECTOR_BYTES",
     "Breakdown",
+    "DataPathTerms",
     "GpuSettings",
     "PowerBreakdown",
     "Prediction",
     "PreparedLaunch",
     "SettingsError",
+    "SiteTerms",
     "TimeBreakdown",
     "UnlaunchableConfig",
     "at_memory_clock",
     "candidate_blocks",
     "check_settings",
+    "data_path_terms",
     "power_limit_candidates",
     "predict",
     "predict_power_limits",

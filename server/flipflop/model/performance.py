@@ -316,3 +316,50 @@ def load_requests_per_thread(work: ThreadWork) -> float:
         return site_loads + work.atomics
     # Without per-site counts, assume 4-byte accesses; spills are half stores, half loads.
     return (work.global_load_bytes + work.local_bytes / 2.0) / 4.0 + work.atomics
+
+
+@dataclass(frozen=True)
+class SiteTerms:
+    """One global access site's L1 wavefronts per warp as the time model charges them, and as
+    it would charge them were its requests free of bank conflicts."""
+
+    site: SiteWork
+    l1_wavefronts: float
+    conflict_free_l1_wavefronts: float
+
+    @property
+    def conflict_wavefronts(self) -> float:
+        """The wavefronts its bank conflicts add: what removing them would save."""
+        return self.l1_wavefronts - self.conflict_free_l1_wavefronts
+
+
+@dataclass(frozen=True)
+class DataPathTerms:
+    """A warp's load on the data path L1 and shared memory share, the terms the time model
+    builds the `l1` and `shared` pipes from, so that explanations of the time (the energy
+    drivers) use the model's own numbers rather than a copy of its equations."""
+
+    l1_wavefronts: float  # `l1_wavefronts_per_warp`
+    shared_cycles: float  # `shared_cycles_per_warp`
+    sites: tuple[SiteTerms, ...]  # the global sites, in the order of `ThreadWork.sites`
+
+
+def data_path_terms(work: ThreadWork, profile: GpuProfile) -> DataPathTerms:
+    """The data-path terms of `work` on `profile`, at its `PeakRates.l1_request_cycles`."""
+    request_cycles = profile.rates.l1_request_cycles
+    return DataPathTerms(
+        l1_wavefronts=l1_wavefronts_per_warp(work, request_cycles),
+        shared_cycles=shared_cycles_per_warp(work, request_cycles),
+        sites=tuple(
+            _site_terms(site, request_cycles)
+            for site in work.sites if site.space in _GLOBAL_SPACES
+        ),
+    )
+
+
+def _site_terms(site: SiteWork, request_cycles: float) -> SiteTerms:
+    charged = site_l1_wavefronts(site, request_cycles)
+    if site.bank_conflict_degree <= 1.0:
+        return SiteTerms(site, charged, charged)
+    free = site.wavefronts_per_request / site.bank_conflict_degree
+    return SiteTerms(site, charged, site_l1_wavefronts(site, request_cycles, free))
