@@ -88,19 +88,23 @@ def test_a_measured_space_ranks_at_least_as_well_as_before(
     assert metrics["regret_shortlist_time"] <= metrics["regret_time"]
     for baseline in ("occupancy_heuristic", "most_threads"):
         assert baselines[baseline]["regret_time"] >= 0.0
-    # Every scored configuration with its tunables, and docs/validation.md's bias lines.
+    # Every scored configuration with its tunables, and docs/validation.md's section of it.
     configurations = result["configurations"]
     assert len(configurations) == result["configs"]
     names = set(configurations[0]["parameters"])
     assert all(set(c["parameters"]) == names for c in configurations)
     assert {b["parameter"] for b in result["bias_by_parameter"]} <= names
-    (line,) = VALIDATE_ALL.bias_lines([(DATASETS[folder], result)])
-    assert line == "- none" or line.startswith(f"- {folder} on {name.split('.')[0]}: ")
+    section = VALIDATE_ALL.sections([VALIDATE_ALL.Run(DATASETS[folder], result, None)], {}, {})
+    assert section[0] == f"### {folder} on {name.split('.')[0]}"
+    assert section[2].startswith(f"- ρ(time) {metrics['spearman_time']:.2f}, regret ")
+    for line in section[3:]:
+        assert not line or line.startswith("- Error by "), line
 
 
 def test_a_file_faster_than_its_gpu_can_run_the_kernel_is_flagged() -> None:
-    def result(folder: str, name: str, gpu: str) -> tuple[object, dict[str, object]]:
-        return DATASETS[folder], {"file": str(MEASURED / folder / name), "gpu": gpu}
+    def result(folder: str, name: str, gpu: str) -> object:
+        return VALIDATE_ALL.Run(DATASETS[folder], {"file": str(MEASURED / folder / name),
+                                                   "gpu": gpu}, None)
 
     results = [
         result("pnpoly", "RTX_2080_Ti.json.gz", "rtx2080ti"),
