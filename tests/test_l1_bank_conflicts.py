@@ -123,3 +123,23 @@ def test_the_model_hands_the_drivers_its_own_data_path_terms(banks: Path) -> Non
     assert load.conflict_wavefronts == 8.0
     assert store.site.is_store and store.conflict_wavefronts == 0.0
     assert terms.l1_wavefronts == global_wavefronts_per_warp(work) == 20.0
+
+
+def test_the_model_hands_the_drivers_its_shared_bank_terms() -> None:
+    # A 4-way conflicting shared load, 2 wavefronts a request conflict-free; on GA10x every
+    # request holds the banks at least two cycles (`PeakRates.l1_request_cycles`), so only the
+    # wavefronts past two cost time: 8 − 2 = 6 a request, over 3 requests a warp.
+    shared = SiteWork("shared", False, "strided", (30,), 3.0, 12.0, 0.0, 4.0,
+                      wavefronts_per_request=8.0)
+    work = ThreadWork(
+        instructions=10, fp32_flops=0, fp64_flops=0, fp16_flops=0, int_ops=0, conversions=0,
+        sfu_ops=0, tensor_flops=0, global_load_bytes=0, global_store_bytes=0,
+        global_load_sectors=0, global_store_sectors=0, local_bytes=0, shared_accesses=3.0,
+        shared_wavefronts=24.0, atomics=0, barriers=0, shuffles=0, branches=0,
+        divergent_branches=0, active_fraction=1.0, sites=(shared,))
+    profile = load_profile("rtx3090")
+    assert profile.rates.l1_request_cycles == 2.0
+    (term,) = data_path_terms(work, profile).shared_sites
+    assert (term.request_cycles, term.conflict_free_request_cycles) == (8.0, 2.0)
+    assert term.conflict_cycles == 18.0
+    assert data_path_terms(work, profile).shared_cycles == 24.0

@@ -322,29 +322,23 @@ def _shared_bank_conflicts(work: ThreadWork, prediction: Prediction) -> list[Dri
         return []
     power = prediction.breakdown.power
     energy_share = dict(power.dynamic_w).get("shared", 0.0) / _total_w(prediction)
-    request_cycles = prediction.profile.rates.l1_request_cycles
     busiest = prediction.launch.cost.busiest_unit
     banks_set_time = prediction.bound in ("shared", "compute") and busiest in ("shared", "l1")
     time_share = _per_second_share(prediction) if banks_set_time else 0.0
     terms = data_path_terms(work, prediction.profile)
     cycles = terms.l1_wavefronts if busiest == "l1" else terms.shared_cycles
-    conflicting = [
-        site for site in work.sites if site.space == "shared" and site.bank_conflict_degree > 1.0
-    ]
+    # The model's terms of the shared sites: a request's conflicts are what the model charges
+    # it past the same request without them.
+    conflicting = [term for term in terms.shared_sites if term.site.bank_conflict_degree > 1.0]
     drivers = []
-    for sites in _by_lines(conflicting):
+    for group in _grouped_by_lines(conflicting, lambda term: term.site.lines):
+        sites = [term.site for term in group]
         # Of each request's wavefronts, those past the conflict-free count.
         excess = sum(
             site.accesses * site.wavefronts_per_request * (1.0 - 1.0 / site.bank_conflict_degree)
             for site in sites
         ) / work.shared_wavefronts
-        excess_cycles = sum(
-            site.accesses * (
-                max(site.wavefronts_per_request, request_cycles)
-                - max(site.wavefronts_per_request / site.bank_conflict_degree, request_cycles)
-            )
-            for site in sites
-        ) / max(cycles, 1e-12)  # fmt: skip
+        excess_cycles = sum(term.conflict_cycles for term in group) / max(cycles, 1e-12)
         share = energy_share * min(1.0, excess) + time_share * min(1.0, excess_cycles)
         if share <= 0.0:
             continue

@@ -5,7 +5,7 @@ See docs/model.md for every equation and constant.
 
 from flipflop.model.candidates import candidate_blocks, power_limit_candidates
 from flipflop.model.constants import SECTOR_BYTES
-from flipflop.model.performance import DataPathTerms, SiteTerms, data_path_terms
+from flipflop.model.performance import DataPathTerms, SharedSiteTerms, SiteTerms, data_path_terms
 from flipflop.model.predict import (
     Breakdown,
     PowerBreakdown,
@@ -36,6 +36,7 @@ __all__ = [
     "Prediction",
     "PreparedLaunch",
     "SettingsError",
+    "SharedSiteTerms",
     "SiteTerms",
     "TimeBreakdown",
     "UnlaunchableConfig",

@@ -334,6 +334,22 @@ class SiteTerms:
 
 
 @dataclass(frozen=True)
+class SharedSiteTerms:
+    """One shared-memory site's cycles in the banks per request as the time model charges them
+    (at least `PeakRates.l1_request_cycles`), and as it would charge them were its requests free
+    of bank conflicts."""
+
+    site: SiteWork
+    request_cycles: float
+    conflict_free_request_cycles: float
+
+    @property
+    def conflict_cycles(self) -> float:
+        """The cycles per warp its bank conflicts add: what removing them would save."""
+        return self.site.accesses * (self.request_cycles - self.conflict_free_request_cycles)
+
+
+@dataclass(frozen=True)
 class DataPathTerms:
     """A warp's load on the data path L1 and shared memory share, the terms the time model
     builds the `l1` and `shared` pipes from, so that explanations of the time (the energy
@@ -342,6 +358,8 @@ class DataPathTerms:
     l1_wavefronts: float  # `l1_wavefronts_per_warp`
     shared_cycles: float  # `shared_cycles_per_warp`
     sites: tuple[SiteTerms, ...]  # the global sites, in the order of `ThreadWork.sites`
+    # The shared sites (asynchronous copies too), in the order of `ThreadWork.sites`.
+    shared_sites: tuple[SharedSiteTerms, ...] = ()
 
 
 def data_path_terms(work: ThreadWork, profile: GpuProfile) -> DataPathTerms:
@@ -354,6 +372,19 @@ def data_path_terms(work: ThreadWork, profile: GpuProfile) -> DataPathTerms:
             _site_terms(site, request_cycles)
             for site in work.sites if site.space in _GLOBAL_SPACES
         ),
+        shared_sites=tuple(
+            _shared_site_terms(site, request_cycles)
+            for site in work.sites if site.space == "shared"
+        ),
+    )
+
+
+def _shared_site_terms(site: SiteWork, request_cycles: float) -> SharedSiteTerms:
+    degree = max(site.bank_conflict_degree, 1.0)
+    return SharedSiteTerms(
+        site,
+        max(site.wavefronts_per_request, request_cycles),
+        max(site.wavefronts_per_request / degree, request_cycles),
     )
 
 
