@@ -487,7 +487,7 @@ def test_a_saving_within_the_model_error_keeps_the_launch(rtx3070: GpuProfile) -
     assert wide.recommendation.block == (32, 1, 1)
     assert wide.recommendation.energy_saving_vs_current == 0.0
     assert wide.held_back is not None
-    assert wide.held_back.startswith(f"block {free.recommendation.block[0]} is predicted to use")
+    assert wide.held_back.startswith(f"Block {free.recommendation.block[0]} is predicted to use")
     low, high = 1.0 - (1.0 - saving) * 3.0, 1.0 - (1.0 - saving) / 3.0
     assert f"{saving:.0%} ({round(100 * low)}% to {round(100 * high)}% at 80%) less energy" \
         in wide.held_back

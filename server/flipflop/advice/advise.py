@@ -13,6 +13,7 @@ from functools import cached_property
 
 from flipflop.advice.confidence import energy_interval, same_configuration
 from flipflop.advice.coverage import coverage
+from flipflop.advice.describe import shape_text
 from flipflop.advice.drivers import Driver, energy_drivers
 from flipflop.advice.select import (
     Recommendation,
@@ -20,7 +21,6 @@ from flipflop.advice.select import (
     choose,
     power_limits_to_sweep,
     select,
-    shape_text,
     sweep,
 )
 from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE

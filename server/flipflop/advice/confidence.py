@@ -8,6 +8,7 @@ the block alone (`block` pairs) or code and GPU settings too (`code` pairs).
 
 from __future__ import annotations
 
+from flipflop.advice.describe import describe_configuration
 from flipflop.model.error import ModelError, PairKind, RatioInterval
 from flipflop.model.predict import Prediction
 
@@ -50,27 +51,19 @@ def format_saving(saving: float, interval: RatioInterval | None) -> str:
 def held_back(error: ModelError | None, current: Prediction | None, chosen: Prediction
               ) -> str | None:
     """Why `chosen` is not recommended over the launch as written, when its predicted saving is
-    within the model's error: "block 128 is predicted to use 12% (±41%, 80%) less energy …";
-    None when the saving holds, when nothing is written to keep, or when they are the same."""
+    within the model's error, as a sentence: "Block 96 is predicted to use 30% (0% to 51% at
+    80%) less energy …"; None when the saving holds, when nothing is written to keep, or when
+    they are the same configuration."""
     if current is None or same_configuration(current, chosen):
         return None
     if saving_holds(error, current, chosen):
         return None
     interval = energy_interval(error, current, chosen)
     saving = 1.0 - chosen.energy_j / current.energy_j
-    return (f"{describe_configuration(chosen)} is predicted to use "
+    described = describe_configuration(chosen)
+    return (f"{described[0].upper()}{described[1:]} is predicted to use "
             f"{format_saving(saving, interval)} less energy than the launch as written: within "
-            "the model's error, so the launch as written is kept")
-
-
-def describe_configuration(prediction: Prediction) -> str:
-    """"block 128", "TILE=4, block 64x4" or "block 256 at 200 W"."""
-    x, y, z = prediction.block
-    shape = str(x) if y == z == 1 else (f"{x}x{y}" if z == 1 else f"{x}x{y}x{z}")
-    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
-    described = tunables or f"block {shape}"
-    limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    return f"{described}{limit}"
+            "the model's error, so the launch as written is kept.")
 
 
 def same_configuration(a: Prediction, b: Prediction) -> bool:

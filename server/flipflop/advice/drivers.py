@@ -15,6 +15,7 @@ from flipflop.gpu.profile import GpuProfile
 from flipflop.launch import volume
 from flipflop.model import SECTOR_BYTES, Prediction, data_path_terms
 from flipflop.resources import Resources
+from flipflop.units import format_time
 
 DRIVER_KINDS = (
     "memory_traffic",
@@ -490,7 +491,7 @@ def _launch_overhead(prediction: Prediction) -> list[Driver]:
             kind="launch_overhead",
             share=_per_second_share(prediction) * of_time,
             message=(
-                f"launch overhead is {of_time:.0%} of the {_seconds(prediction.time_s)} run: "
+                f"launch overhead is {of_time:.0%} of the {format_time(prediction.time_s)} run: "
                 f"more work per launch amortizes it"
             ),
             lines=(),
@@ -503,10 +504,3 @@ def _bytes(count: float) -> str:
         if count >= size:
             return f"{count / size:.1f} {unit}"
     return f"{count:.0f} B"
-
-
-def _seconds(value: float) -> str:
-    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from flipflop.advice.confidence import held_back
+from flipflop.advice.describe import describe_configuration
 from flipflop.advice.pareto import pareto_flags
 from flipflop.advice.shortlist import shortlist
 from flipflop.advice.ties import TIE_TOLERANCE, values_tie
@@ -28,6 +29,7 @@ from flipflop.model import (
     predict_power_limits,
 )
 from flipflop.model.error import ModelError, PairKind
+from flipflop.units import format_time
 
 # Power limits swept with `power_limits=True` (`analyze --power-limits`; docs/model.md §4).
 POWER_LIMIT_COUNT = 10
@@ -158,8 +160,7 @@ def _settle(
 def _kept_back(recommendation: Recommendation, why: str) -> Recommendation:
     """The recommendation of the launch as written, led by why the better-predicted
     configuration was held back."""
-    return replace(recommendation, reasons=(why[0].upper() + why[1:] + ".",
-                                            *recommendation.reasons[1:]))
+    return replace(recommendation, reasons=(why, *recommendation.reasons[1:]))
 
 
 def _saving(chosen: Prediction, other: Prediction | None) -> float | None:
@@ -182,7 +183,7 @@ def _recommend(
     vs_current = _saving(chosen, current)
     reasons = [
         f"Lowest predicted energy among the {len(within)} configurations within {slack:.0%} of "
-        f"the fastest ({_config(fastest)}, {_seconds(fastest.time_s)})."
+        f"the fastest ({describe_configuration(fastest)}, {format_time(fastest.time_s)})."
         if chosen is not fastest
         else f"The fastest configuration is also the lowest in energy within {slack:.0%} of it.",
         f"{chosen.bound.capitalize()}-bound at {chosen.occupancy:.0%} occupancy "
@@ -191,8 +192,9 @@ def _recommend(
     ]
     if lowest is not None and lowest is not chosen:
         reasons[0] = (
-            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy ({_config(lowest)}),"
-            " a tie at the model's precision, so the launch as written is kept."
+            f"Within {TIE_TOLERANCE:.0%} of the lowest predicted energy "
+            f"({describe_configuration(lowest)}), a tie at the model's precision, so the launch as"
+            " written is kept."
         )
     if chosen.power_limit_w is not None:
         reasons.append(
@@ -203,12 +205,12 @@ def _recommend(
     if heuristic is not None and vs_heuristic is not None:
         reasons.append(
             f"{_relative(vs_heuristic)} NVIDIA's occupancy heuristic "
-            f"({_config(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
+            f"({describe_configuration(heuristic)}, {heuristic.occupancy:.0%} occupancy)."
         )
     if current is not None and vs_current is not None:
         reasons.append(
             f"{_relative(vs_current)} the current {'configuration' if current.params else 'launch'}"
-            f" ({_config(current)})."
+            f" ({describe_configuration(current)})."
         )
     return Recommendation(
         block=chosen.block,
@@ -234,23 +236,3 @@ def _relative(saving: float) -> str:
     if saving > 0.0:
         return f"{saving:.0%} less energy than"
     return f"{-saving:.0%} more energy than"
-
-
-def shape_text(block: Dim3) -> str:
-    """(256, 1, 1) → "256"; (32, 8, 1) → "32x8": ASCII, as the reasons have always read."""
-    x, y, z = block
-    return str(x) if y == z == 1 else (f"{x}x{y}" if z == 1 else f"{x}x{y}x{z}")
-
-
-def _config(prediction: Prediction) -> str:
-    limit = "" if prediction.power_limit_w is None else f" at {prediction.power_limit_w:.0f} W"
-    tunables = ", ".join(f"{name}={value}" for name, value in prediction.params)
-    described = tunables or f"block {shape_text(prediction.block)}"
-    return f"{described}{limit}"
-
-
-def _seconds(value: float) -> str:
-    for unit, size in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if value >= size:
-            return f"{value / size:.3g} {unit}"
-    return f"{value * 1e9:.3g} ns"

@@ -118,7 +118,7 @@ def interval_to_json(interval: RatioInterval | None, saving: float | None
         "plus_minus": interval.percent / 100.0,
         "low": low,
         "high": high,
-        "pairs": interval.kind,
+        "pair_kind": interval.kind,  # `block`: only the block differs; `code`: tunables too
         "held_out_coverage": interval.held_out_coverage,
     }
 

@@ -68,12 +68,14 @@ def shortlist(
     default_limit = [p for p in predictions if p.power_limit_w is None]
     pick = next((p for p in default_limit if p.block == recommended.block
                  and p.params == recommended.params), None)
-    if time_error is not None and default_limit:
+    kept = fastest_share(default_limit, [p.time_s for p in default_limit],
+                         [p.energy_j for p in default_limit], share, pick)
+    if time_error is not None and kept:
+        # Fastest first, so what is left is the part of the share inside the model's error.
         fastest = min(p.time_s for p in default_limit)
-        default_limit = [p for p in default_limit if p is pick or within_error(
-            p.time_s, fastest, time_error.log_half_width)]
-    return tuple(fastest_share(default_limit, [p.time_s for p in default_limit],
-                               [p.energy_j for p in default_limit], share, pick))
+        kept = [p for p in kept
+                if p is pick or within_error(p.time_s, fastest, time_error.log_half_width)]
+    return tuple(kept)
 
 
 def within_error(time_s: float, fastest_s: float, log_half_width: float) -> bool:

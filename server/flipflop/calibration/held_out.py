@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, shortlist_size, within_error
+from flipflop.advice.shortlist import DEFAULT_SHORTLIST_SHARE, fastest_share, within_error
 from flipflop.model.error import (
     LEVELS,
     Metric,
@@ -37,8 +37,8 @@ MIN_KERNELS = 3
 coverage is judged on one or two kernels alone."""
 
 PAIRS_PER_KERNEL = 2000
-"""Residuals drawn from each kernel (all of them when it has fewer): every kernel weighs the same
-in a width, whatever its number of files and configurations."""
+"""Residuals drawn from each kernel (all of them when it has fewer), evenly from its files: a
+bound on the work; the weighing of kernels is the width's own (`weighted_conformal_half_width`)."""
 
 
 @dataclass(frozen=True)
@@ -171,14 +171,14 @@ def stand_in_intervals(files: Sequence[MeasuredFile], kind: PairKind, level: flo
 
 def interval_shortlist(points: Sequence[MeasuredPoint], log_half_width: float,
                        share: float = DEFAULT_SHORTLIST_SHARE) -> list[int]:
-    """Positions of the shortlist `flipflop.advice.shortlist` hands to measurement: the
-    configurations whose predicted time ratio to the predicted fastest has an interval that
-    reaches 1 (log(t / t_fastest) ≤ q), at most the fastest `share` of the file."""
-    fastest = min(p.predicted_time_s for p in points)
-    inside = sorted((i for i, p in enumerate(points)
-                     if within_error(p.predicted_time_s, fastest, log_half_width)),
-                    key=lambda i: (points[i].predicted_time_s, i))
-    return inside[: shortlist_size(len(points), share)]
+    """Positions of the shortlist `flipflop.advice.shortlist` hands to measurement: of the
+    predicted fastest `share` of the file, those whose predicted time ratio to the predicted
+    fastest has an interval that reaches 1 (log(t / t_fastest) ≤ q)."""
+    times = [p.predicted_time_s for p in points]
+    energies = [p.predicted_energy_j or 0.0 for p in points]
+    fastest = min(times)
+    return [i for i in fastest_share(range(len(points)), times, energies, share)
+            if within_error(times[i], fastest, log_half_width)]
 
 
 def held_out_shortlists(files: Sequence[MeasuredFile], level: float,

@@ -156,7 +156,7 @@ def hover_markdown(result: AnalysisResult, kernel: KernelReport, launch: LaunchR
         parts.append(f"It saves {format_saving(saving, advice.saving_interval)} of the"
                      " energy of the launch as written.")
     if advice.held_back is not None:
-        parts.append(_markdown_escaped(advice.held_back[0].upper() + advice.held_back[1:]) + ".")
+        parts.append(_markdown_escaped(advice.held_back))
     parts.append("")
     parts.extend(_constraint_lines(advice))
     varying = varying_tunables(advice.predictions)
